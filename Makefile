@@ -1,0 +1,133 @@
+# pems - plain Makefile.  make | make check | make demo | make asan | make ubsan
+#        make bench | make install PREFIX=... | V=1 for full commands
+PREFIX ?= /usr/local
+BUILD  ?= build
+CC     ?= cc
+MPICC  ?= mpicc
+OPT    ?= -O2 -g
+WERROR ?= -Werror
+CFLAGS_BASE = -std=gnu11 $(OPT) -Wall -Wextra $(WERROR) -fPIC -pthread \
+              -D_GNU_SOURCE -fvisibility=hidden $(SAN)
+LDLIBS = -luring -laio -lzstd -lpthread -lm
+CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lm)
+
+ifeq ($(V),1)
+Q =
+else
+Q = @
+endif
+
+# Layering is enforced by include paths: each layer sees only itself and
+# the layers below it (STYLE.md rule 5).
+INC_io   = -Iio
+INC_pems = -Iio -Ipems -Iinclude
+INC_bsp  = -Iio -Ipems -Iinclude
+INC_alg  = -Iinclude -Ialgorithms
+INC_cli  = -Iinclude -Ialgorithms
+INC_test = -Iinclude -Ialgorithms -Iio -Ipems -Itests
+
+IO_SRC   = $(wildcard io/*.c)
+PEMS_SRC = $(wildcard pems/*.c)
+BSP_SRC  = $(wildcard bsp/*.c)
+ALG_SRC  = $(wildcard algorithms/*/*.c algorithms/*.c)
+CLI_SRC  = $(wildcard cli/*.c)
+TEST_SRC = $(wildcard tests/check_*.c)
+EX_SRC   = $(wildcard examples/*.c)
+
+LIB_OBJ = $(IO_SRC:%.c=$(BUILD)/%.o) $(PEMS_SRC:%.c=$(BUILD)/%.o) \
+          $(BSP_SRC:%.c=$(BUILD)/%.o) $(ALG_SRC:%.c=$(BUILD)/%.o)
+CLI_OBJ = $(CLI_SRC:%.c=$(BUILD)/%.o)
+TESTS   = $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
+EXAMPLES = $(EX_SRC:examples/%.c=$(BUILD)/examples/%)
+BENCH_SRC = $(wildcard bench/*.c)
+BENCH_BIN = $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
+
+VERSION = 0.1.0
+SOMAJOR = 0
+
+all: $(BUILD)/libpems.a $(BUILD)/libpems.so $(BUILD)/pems-run $(EXAMPLES) $(BENCH_BIN)
+
+$(BUILD)/io/%.o: io/%.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(CFLAGS_BASE) $(INC_io) -MMD -MP -c $< -o $@
+$(BUILD)/pems/%.o: pems/%.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(CFLAGS_BASE) $(INC_pems) -MMD -MP -c $< -o $@
+$(BUILD)/bsp/%.o: bsp/%.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(CFLAGS_BASE) $(INC_bsp) -MMD -MP -c $< -o $@
+$(BUILD)/algorithms/%.o: algorithms/%.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(CFLAGS_BASE) $(INC_alg) -MMD -MP -c $< -o $@
+$(BUILD)/cli/%.o: cli/%.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(CFLAGS_BASE) $(INC_cli) -MMD -MP -c $< -o $@
+
+$(BUILD)/libpems.a: $(LIB_OBJ)
+	@$(if $(Q),echo "  AR      $@")
+	$(Q)rm -f $@ && ar rcs $@ $^
+$(BUILD)/libpems.so: $(LIB_OBJ)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(SAN) -shared -Wl,-soname,libpems.so.$(SOMAJOR) -o $@ $^ $(LDLIBS)
+$(BUILD)/pems-run: $(CLI_OBJ) $(BUILD)/libpems.a
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(SAN) -pthread -o $@ $(CLI_OBJ) $(BUILD)/libpems.a $(LDLIBS)
+$(BUILD)/examples/%: examples/%.c $(BUILD)/libpems.a
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(CFLAGS_BASE) -Iinclude -o $@ $< $(BUILD)/libpems.a $(LDLIBS)
+$(BUILD)/tests/%: tests/%.c $(wildcard tests/*.h) $(BUILD)/libpems.a
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(CFLAGS_BASE) $(INC_test) -o $@ $< $(BUILD)/libpems.a $(LDLIBS) $(CHECK_LIBS)
+
+deps:
+	@bash scripts/deps.sh
+
+check: deps
+	$(MAKE) all-tests
+	@BUILD=$(BUILD) bash tests/run.sh
+
+all-tests: all $(TESTS)
+
+demo: deps
+	$(MAKE) all
+	@BUILD=$(BUILD) bash scripts/demo.sh
+
+asan:
+	$(MAKE) check BUILD=build-asan OPT="-O1 -g" SAN="-fsanitize=address -fno-omit-frame-pointer"
+ubsan:
+	$(MAKE) check BUILD=build-ubsan OPT="-O1 -g" SAN="-fsanitize=undefined -fno-sanitize-recover=undefined"
+
+bench: deps
+	$(MAKE) all
+	@BUILD=$(BUILD) bash bench/run.sh
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/bin
+	install -m 644 $(BUILD)/libpems.a $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(BUILD)/libpems.so $(DESTDIR)$(PREFIX)/lib/libpems.so.$(VERSION)
+	ln -sf libpems.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libpems.so.$(SOMAJOR)
+	ln -sf libpems.so.$(SOMAJOR) $(DESTDIR)$(PREFIX)/lib/libpems.so
+	install -m 644 include/bsp.h include/pems.h $(DESTDIR)$(PREFIX)/include/
+	install -m 755 $(BUILD)/pems-run $(DESTDIR)$(PREFIX)/bin/
+
+clean:
+	rm -rf build build-asan build-ubsan
+
+.PHONY: all deps check all-tests demo asan ubsan bench install clean
+.SECONDARY:
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+
+# bench/ tools: C programs linked against libpems (internal headers allowed)
+bench-bin: $(BENCH_BIN)
+$(BUILD)/bench/%: bench/%.c $(BUILD)/libpems.a
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(CFLAGS_BASE) $(INC_test) -o $@ $< $(BUILD)/libpems.a $(LDLIBS)
+.PHONY: bench-bin

@@ -1,0 +1,150 @@
+/*
+ * pems.h - pems extensions to BSPlib: configuration, context memory,
+ * collectives and parallel file I/O.
+ *
+ * Model: v VPs run on k worker threads of each of p ranks; each VP owns a
+ * context of at most mu bytes (heap + stack) at a stable address that
+ * lives on disk between supersteps; a rank stays under its budget M.
+ * Functions returning int return 0 or -errno; pems_strerror() names
+ * pems-specific codes.  Collectives are called by every VP in the same
+ * superstep; they end the superstep (they include a bsp_sync).
+ */
+#ifndef PEMS_H
+#define PEMS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "bsp.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PEMS_MAX_TMP 16
+
+enum pems_io_kind { PEMS_IO_KIND_URING = 0, PEMS_IO_KIND_AIO = 1, PEMS_IO_KIND_SYNC = 2 };
+
+/* Runtime configuration.  pems_config_init() fills defaults, then applies
+ * the environment: PEMS_PROCS, PEMS_THREADS, PEMS_MU, PEMS_MEM (sizes take
+ * K/M/G suffixes), PEMS_TMP (colon-separated dirs), PEMS_IO
+ * (uring|aio|sync), PEMS_QDEPTH, PEMS_STATS (1: print at exit),
+ * PEMS_STATS_JSON (file). 0 means "choose for me" for numbers. */
+struct pems_config {
+	unsigned procs;		/* v, total VPs; 0: = maxprocs of bsp_begin */
+	unsigned threads;	/* k, workers per rank; 0: online cores */
+	size_t mu;		/* bytes per context; 0: derived from mem */
+	size_t mem;		/* M, bytes per rank; 0: 1/4 of RAM */
+	size_t stack;		/* bytes of each VP's stack (inside mu) */
+	const char *tmp[PEMS_MAX_TMP];	/* scratch dirs, "%r" = rank */
+	unsigned ntmp;		/* 0: $TMPDIR or ./pems-tmp */
+	enum pems_io_kind io;
+	unsigned qdepth;	/* requests in flight per worker */
+	bool stats;		/* print statistics on stderr at bsp_end */
+	const char *stats_json;	/* write statistics as JSON here */
+	bool quiet;		/* no warnings/progress on stderr */
+};
+
+PEMS_API void pems_config_init(struct pems_config *cfg);
+/* Use @cfg (copied) for the next bsp_begin.  Returns 0 or -EINVAL. */
+PEMS_API int pems_configure(const struct pems_config *cfg);
+/* Run @spmd(@arg) on every VP as one SPMD section (the library form of
+ * bsp_begin/bsp_end: @spmd must not call them) and return on the caller's
+ * thread when all VPs have returned.  Returns 0, or -errno when the
+ * runtime cannot start (bad configuration, scratch space); an error in
+ * the SPMD section (bsp_abort) exits the process with status 1. */
+PEMS_API int pems_spmd(void (*spmd)(void *arg), void *arg);
+
+/* Parse "64M", "1G", "4096" (K/M/G/T, powers of 1024) into bytes.
+ * Returns 0 or -EINVAL. */
+PEMS_API int pems_parse_size(const char *s, size_t *out);
+PEMS_API const char *pems_strerror(int err);
+/* The configuration in effect (after bsp_begin: with derived values). */
+PEMS_API const struct pems_config *pems_current_config(void);
+
+/* ---- context memory: allocated inside the calling VP's context, so it
+ * keeps its address and spills with the VP.  Allocating beyond mu aborts
+ * with a message naming the VP and superstep.  Outside the SPMD section
+ * these fall back to malloc. */
+PEMS_API void *pems_malloc(size_t n);
+PEMS_API void *pems_calloc(size_t n, size_t size);
+PEMS_API void *pems_realloc(void *p, size_t n);
+PEMS_API void pems_free(void *p);
+/* Bytes of this VP's context in use (heap high-water + stack). */
+PEMS_API size_t pems_context_used(void);
+/* Bytes this VP may still allocate. */
+PEMS_API size_t pems_context_avail(void);
+
+#ifdef PEMS_CONTEXT_MALLOC
+#define malloc(n) pems_malloc(n)
+#define calloc(n, s) pems_calloc((n), (s))
+#define realloc(p, n) pems_realloc((p), (n))
+#define free(p) pems_free(p)
+#endif
+
+/* ---- collectives ---- */
+enum pems_type { PEMS_INT32, PEMS_INT64, PEMS_UINT64, PEMS_FLOAT, PEMS_DOUBLE, PEMS_BYTE };
+enum pems_op { PEMS_SUM, PEMS_MIN, PEMS_MAX, PEMS_PROD };
+/* User operation: inout[i] = inout[i] (op) in[i] for @count elements.
+ * Must be associative; pems applies it in VP order. */
+typedef void (*pems_user_op)(void *inout, const void *in, size_t count);
+
+/* Every VP passes @count elements of @type; all VPs receive the
+ * combination (in VP order) in @out.  @in and @out may be equal. */
+PEMS_API void pems_allreduce(const void *in, void *out, size_t count,
+			     enum pems_type type, enum pems_op op);
+PEMS_API void pems_allreduce_user(const void *in, void *out, size_t count,
+				  size_t elem_size, pems_user_op op);
+/* Like allreduce, but only @root receives @out (others may pass NULL). */
+PEMS_API void pems_reduce(bsp_pid_t root, const void *in, void *out,
+			  size_t count, enum pems_type type, enum pems_op op);
+/* @root's @nbytes at @buf are copied into @buf on every VP. */
+PEMS_API void pems_broadcast(bsp_pid_t root, void *buf, size_t nbytes);
+/* VP i's @nbytes land at out + i*nbytes on @root (out: v*nbytes bytes);
+ * pems_allgather delivers to every VP. */
+PEMS_API void pems_gather(bsp_pid_t root, const void *in, void *out, size_t nbytes);
+PEMS_API void pems_allgather(const void *in, void *out, size_t nbytes);
+/* out = combination of the inputs of VPs 0..pid-1 (identity on VP 0). */
+PEMS_API void pems_exscan(const void *in, void *out, size_t count,
+			  enum pems_type type, enum pems_op op);
+/* MPI-style alltoallv in bytes: VP i's sendbuf+sdispls[j] (sendcounts[j]
+ * bytes) lands at recvbuf+rdispls[i] on VP j, straight from the message
+ * store at the receiver's next swap-in. */
+PEMS_API void pems_alltoallv(const void *sendbuf, const size_t *sendcounts,
+			     const size_t *sdispls, void *recvbuf,
+			     const size_t *recvcounts, const size_t *rdispls);
+/* alltoallv where receivers need not know their counts: the incoming
+ * bytes, concatenated in source-VP order, are placed in a new context
+ * allocation *recvbuf (pems_free it) of *recvbytes bytes; recvcounts
+ * (may be NULL, else v entries) gets the bytes from each source. */
+PEMS_API void pems_exchange(const void *sendbuf, const size_t *sendcounts,
+			    void **recvbuf, size_t *recvbytes, size_t *recvcounts);
+
+/* ---- parallel file I/O, straight into or out of context memory.
+ * Any VP may read or write any byte range; offsets need no alignment
+ * (aligned interiors use O_DIRECT).  Return bytes done or -errno. */
+PEMS_API int pems_file_open(const char *path, int flags, int mode);
+PEMS_API int pems_file_close(int fd);
+PEMS_API long long pems_file_read(int fd, void *buf, size_t len, uint64_t off);
+PEMS_API long long pems_file_write(int fd, const void *buf, size_t len, uint64_t off);
+
+/* ---- statistics, read after bsp_end (VP 0) or in the SPMD section ---- */
+struct pems_stats {
+	uint64_t supersteps;
+	uint64_t ctx_read, ctx_written;		/* bytes */
+	uint64_t msg_read, msg_written;		/* bytes of message store I/O */
+	uint64_t file_read, file_written;	/* bytes via pems_file_* */
+	uint64_t h_bytes;			/* bytes sent, all supersteps */
+	uint64_t h_max;				/* max over supersteps of h */
+	double compute_secs, io_wait_secs, total_secs;
+	uint64_t peak_resident;			/* bytes of contexts resident */
+};
+PEMS_API void pems_get_stats(struct pems_stats *out);
+/* Optional progress hook, called on the runtime thread after each
+ * superstep with the superstep number. */
+PEMS_API void pems_set_progress(void (*fn)(uint64_t superstep, void *arg), void *arg);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

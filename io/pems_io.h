@@ -1,0 +1,93 @@
+/*
+ * pems_io.h - asynchronous block I/O engine (layer io/).
+ *
+ * One engine per thread: an engine is not thread-safe, but engines on
+ * different threads may use the same file descriptors.  Requests are
+ * described by caller-owned struct pems_io_req; the engine never copies
+ * or frees them.  A request stays owned by the engine from a successful
+ * pems_io_submit() until pems_io_reap() hands it back.
+ *
+ * Buffers, offsets and lengths of requests on a file opened with
+ * O_DIRECT must be multiples of PEMS_IO_ALIGN.  This layer depends on
+ * nothing else in pems.
+ */
+#ifndef PEMS_IO_H
+#define PEMS_IO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define PEMS_IO_ALIGN 4096u		/* O_DIRECT alignment, bytes */
+#define PEMS_IO_REQ_SIZE (1u << 20)	/* advised request size, bytes */
+
+enum pems_io_backend {
+	PEMS_IO_URING = 0,	/* io_uring via liburing (default) */
+	PEMS_IO_AIO = 1,	/* Linux native AIO via libaio */
+	PEMS_IO_SYNC = 2,	/* pread/pwrite; performed inside submit */
+};
+
+enum pems_io_op { PEMS_IO_READ = 0, PEMS_IO_WRITE = 1 };
+
+struct pems_io_req {
+	/* filled by the caller */
+	int fd;
+	enum pems_io_op op;
+	void *buf;
+	size_t len;		/* bytes */
+	uint64_t off;		/* bytes from the start of the file */
+	void *user;		/* opaque to the engine */
+	/* filled by the engine on completion */
+	ssize_t res;		/* bytes transferred, or -errno */
+	/* private to the engine */
+	size_t done_;		/* bytes completed so far (short I/O is resubmitted) */
+	struct pems_io_req *next_;
+};
+
+struct pems_io;	/* opaque */
+
+/* Create an engine with room for @qdepth requests in flight (1..4096).
+ * Returns 0 and sets *io, or -errno (-ENOSYS when the backend is not
+ * available on this kernel, e.g. io_uring disabled). */
+int pems_io_create(struct pems_io **io, enum pems_io_backend backend,
+		   unsigned qdepth);
+/* Wait for requests in flight, then free the engine.  NULL is a no-op. */
+void pems_io_destroy(struct pems_io *io);
+
+/* Queue @req and hand it to the kernel.  If @qdepth requests are already
+ * in flight, first waits for one to complete (it is kept for the next
+ * reap).  Returns 0 or -errno (the request is then not owned by the
+ * engine).  Short reads/writes are resubmitted for the rest internally;
+ * a read that hits end of file completes with res = bytes read. */
+int pems_io_submit(struct pems_io *io, struct pems_io_req *req);
+
+/* Return up to @max completed requests in @out, waiting until at least
+ * @min are available (min = 0: do not block).  Returns the number
+ * returned, or -errno.  Each returned request has res set. */
+int pems_io_reap(struct pems_io *io, struct pems_io_req **out, unsigned min,
+		 unsigned max);
+
+/* Number of requests submitted and not yet reaped. */
+unsigned pems_io_inflight(const struct pems_io *io);
+
+/* Synchronous convenience: submit one request and wait for it (other
+ * completions that arrive meanwhile are kept for the next reap).
+ * Returns bytes transferred (== len unless a read hit EOF) or -errno. */
+ssize_t pems_io_rw(struct pems_io *io, enum pems_io_op op, int fd, void *buf,
+		   size_t len, uint64_t off);
+
+/* open(2) with O_DIRECT added; if the filesystem refuses O_DIRECT
+ * (EINVAL, e.g. tmpfs) opens without it and prints one warning per
+ * process on stderr.  *direct (may be NULL) tells which happened.
+ * Returns the fd or -errno. */
+int pems_io_open(const char *path, int flags, int mode, bool *direct);
+
+/* Parse "uring", "aio" or "sync"; returns 0 or -EINVAL. */
+int pems_io_backend_parse(const char *name, enum pems_io_backend *out);
+const char *pems_io_backend_name(enum pems_io_backend backend);
+
+/* Allocate @len bytes aligned to PEMS_IO_ALIGN (free with free()).
+ * Returns NULL on failure. */
+void *pems_io_alloc(size_t len);
+
+#endif
