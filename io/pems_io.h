@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>	/* ssize_t */
 
 #define PEMS_IO_ALIGN 4096u		/* O_DIRECT alignment, bytes */
 #define PEMS_IO_REQ_SIZE (1u << 20)	/* advised request size, bytes */
@@ -48,7 +49,10 @@ struct pems_io;	/* opaque */
 
 /* Create an engine with room for @qdepth requests in flight (1..4096).
  * Returns 0 and sets *io, or -errno (-ENOSYS when the backend is not
- * available on this kernel, e.g. io_uring disabled). */
+ * available on this kernel, e.g. io_uring disabled; otherwise the
+ * kernel's own error, e.g. -EPERM, -ENOMEM, -EAGAIN for aio-max-nr).
+ * PEMS_IO_NO_URING set in the environment makes PEMS_IO_URING fail with
+ * -ENOSYS, to test callers' fall-back. */
 int pems_io_create(struct pems_io **io, enum pems_io_backend backend,
 		   unsigned qdepth);
 /* Wait for requests in flight, then free the engine.  NULL is a no-op. */
@@ -58,12 +62,18 @@ void pems_io_destroy(struct pems_io *io);
  * in flight, first waits for one to complete (it is kept for the next
  * reap).  Returns 0 or -errno (the request is then not owned by the
  * engine).  Short reads/writes are resubmitted for the rest internally;
- * a read that hits end of file completes with res = bytes read. */
+ * a read that hits end of file completes with res = bytes read.
+ * Errors of the I/O itself (-EBADF, -EINVAL for misaligned O_DIRECT,
+ * -EIO, -ENOSPC ...) are not returned here on any backend: submit
+ * returns 0 and the request completes with res = -errno, as io_uring's
+ * cqe->res would say.  -EINTR/-EAGAIN results are retried internally. */
 int pems_io_submit(struct pems_io *io, struct pems_io_req *req);
 
 /* Return up to @max completed requests in @out, waiting until at least
- * @min are available (min = 0: do not block).  Returns the number
- * returned, or -errno.  Each returned request has res set. */
+ * @min are available (min = 0: do not block; fewer than @min only when
+ * fewer are owned by the engine).  Returns the number returned, in
+ * completion order, or -errno (-EINVAL if min > max).  Each returned
+ * request has res set. */
 int pems_io_reap(struct pems_io *io, struct pems_io_req **out, unsigned min,
 		 unsigned max);
 
@@ -72,22 +82,24 @@ unsigned pems_io_inflight(const struct pems_io *io);
 
 /* Synchronous convenience: submit one request and wait for it (other
  * completions that arrive meanwhile are kept for the next reap).
- * Returns bytes transferred (== len unless a read hit EOF) or -errno. */
+ * Returns bytes transferred (== len unless a read hit EOF) or -errno.
+ * Uses one of the @qdepth slots while it runs. */
 ssize_t pems_io_rw(struct pems_io *io, enum pems_io_op op, int fd, void *buf,
 		   size_t len, uint64_t off);
 
 /* open(2) with O_DIRECT added; if the filesystem refuses O_DIRECT
- * (EINVAL, e.g. tmpfs) opens without it and prints one warning per
- * process on stderr.  *direct (may be NULL) tells which happened.
- * Returns the fd or -errno. */
+ * (EINVAL, e.g. tmpfs before Linux 6.6, ramfs, /dev/null) opens without
+ * it and prints one warning per process on stderr (O_CREAT | O_EXCL
+ * still works: the refused first attempt has created the file).
+ * *direct (may be NULL) tells which happened.  Returns the fd or -errno. */
 int pems_io_open(const char *path, int flags, int mode, bool *direct);
 
 /* Parse "uring", "aio" or "sync"; returns 0 or -EINVAL. */
 int pems_io_backend_parse(const char *name, enum pems_io_backend *out);
 const char *pems_io_backend_name(enum pems_io_backend backend);
 
-/* Allocate @len bytes aligned to PEMS_IO_ALIGN (free with free()).
- * Returns NULL on failure. */
+/* Allocate @len bytes (rounded up to a multiple of PEMS_IO_ALIGN)
+ * aligned to PEMS_IO_ALIGN (free with free()).  Returns NULL on failure. */
 void *pems_io_alloc(size_t len);
 
 #endif
