@@ -55,6 +55,10 @@ PEMS_API int pems_configure(const struct pems_config *cfg);
  * the SPMD section (bsp_abort) exits the process with status 1. */
 PEMS_API int pems_spmd(void (*spmd)(void *arg), void *arg);
 
+/* Unlink @path if the program aborts (bsp_abort or a fatal runtime
+ * error), so that no partial output survives; NULL clears the list. */
+PEMS_API void pems_remove_on_abort(const char *path);
+
 /* Parse "64M", "1G", "4096" (K/M/G/T, powers of 1024) into bytes.
  * Returns 0 or -EINVAL. */
 PEMS_API int pems_parse_size(const char *s, size_t *out);
@@ -109,14 +113,21 @@ PEMS_API void pems_exscan(const void *in, void *out, size_t count,
 			  enum pems_type type, enum pems_op op);
 /* MPI-style alltoallv in bytes: VP i's sendbuf+sdispls[j] (sendcounts[j]
  * bytes) lands at recvbuf+rdispls[i] on VP j, straight from the message
- * store at the receiver's next swap-in. */
+ * store at the receiver's next swap-in.  Unlike the collectives above it
+ * does NOT sync: like bsp_put it copies the data at call time and the
+ * data arrives after the next bsp_sync, so the caller may free sendbuf
+ * first (and save writing it back with its context).  At most one
+ * alltoallv or exchange per VP per superstep; recvbuf and rdispls must
+ * stay valid until that sync. */
 PEMS_API void pems_alltoallv(const void *sendbuf, const size_t *sendcounts,
 			     const size_t *sdispls, void *recvbuf,
 			     const size_t *recvcounts, const size_t *rdispls);
-/* alltoallv where receivers need not know their counts: the incoming
- * bytes, concatenated in source-VP order, are placed in a new context
- * allocation *recvbuf (pems_free it) of *recvbytes bytes; recvcounts
- * (may be NULL, else v entries) gets the bytes from each source. */
+/* alltoallv where receivers need not know their counts: after the next
+ * bsp_sync the incoming bytes, concatenated in source-VP order, are in a
+ * new context allocation *recvbuf (pems_free it) of *recvbytes bytes;
+ * recvcounts (may be NULL, else v entries) gets the bytes from each
+ * source.  Does not sync (see pems_alltoallv); the pointers must stay
+ * valid until the sync. */
 PEMS_API void pems_exchange(const void *sendbuf, const size_t *sendcounts,
 			    void **recvbuf, size_t *recvbytes, size_t *recvcounts);
 

@@ -1,0 +1,510 @@
+/*
+ * bsp.c - the BSPlib surface: argument checks, registration, DRMA and
+ * BSMP on top of the runtime.  Misuse aborts with a message that starts
+ * with the function's name (BSPlib convention).
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "runtime.h"
+#include "bsp.h"
+
+static void (*spmd_fn)(void);
+static int saved_argc;
+static char **saved_argv;
+
+extern int main(int, char **);
+
+/* The VP calling, or abort naming @fn when outside the SPMD section. */
+static struct pems_vp *self_or_abort(const char *fn)
+{
+	struct pems_vp *vp = pems_self();
+
+	if (!vp)
+		bsp_abort("%s: called outside the SPMD section (before bsp_begin or after bsp_end)", fn);
+	return vp;
+}
+
+static void check_pid(const char *fn, bsp_pid_t pid)
+{
+	if (pid >= pems_rt->v)
+		bsp_abort("%s: pid %u is out of range; there are %u VPs (0..%u)", fn, pid,
+			  pems_rt->v, pems_rt->v - 1);
+}
+
+PEMS_API void bsp_abort(const char *format, ...)
+{
+	va_list ap;
+	size_t n = strlen(format);
+
+	fflush(stdout);
+	va_start(ap, format);
+	vfprintf(stderr, format, ap);
+	va_end(ap);
+	if (!n || format[n - 1] != '\n')
+		fputc('\n', stderr);
+	pems_die(1);
+}
+
+/* ---- lifecycle ---- */
+
+PEMS_API void bsp_init(void (*spmd)(void), int argc, char **argv)
+{
+	spmd_fn = spmd;
+	saved_argc = argc;
+	saved_argv = argv;
+}
+
+/* argv for VPs that run main() because bsp_init was not called */
+static void read_cmdline(void)
+{
+	static char buf[65536];
+	static char *args[256];
+	FILE *f = fopen("/proc/self/cmdline", "r");
+	size_t n, i;
+	int c = 0;
+
+	if (!f)
+		return;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	for (i = 0; i < n && c < 255; i += strlen(buf + i) + 1)
+		args[c++] = buf + i;
+	args[c] = NULL;
+	saved_argc = c;
+	saved_argv = args;
+}
+
+static void vp_main(void *arg)
+{
+	(void)arg;
+	if (spmd_fn) {
+		spmd_fn();
+	} else {
+		int rc = main(saved_argc, saved_argv);
+
+		/* VP 0 ran the whole of main, including what follows bsp_end */
+		if (pems_self() && pems_self()->lid == 0)
+			pems_rt->exit_code = rc;
+	}
+}
+
+PEMS_API void bsp_begin(bsp_pid_t maxprocs)
+{
+	struct pems_vp *vp = pems_self();
+	int rc;
+
+	if (vp) {
+		if (vp->sync_count || vp->state != VP_RUNNING)
+			bsp_abort("bsp_begin: called twice");
+		return;	/* each VP passes through its own bsp_begin */
+	}
+	if (pems_rt)
+		bsp_abort("bsp_begin: called twice");
+	if (!spmd_fn)
+		read_cmdline();
+	rc = pems_rt_run(vp_main, NULL, maxprocs);
+	fflush(stdout);
+	/* the SPMD section and VP 0's code after bsp_end have run: what
+	 * called bsp_begin on this thread must not run a second time */
+	exit(rc < 0 ? 1 : rc);
+}
+
+PEMS_API void bsp_end(void)
+{
+	struct pems_vp *vp = self_or_abort("bsp_end");
+
+	if (vp->lid == 0 && pems_rt->rank == 0)
+		pems_vp_end_keep();	/* VP 0 runs on after the last superstep */
+	else
+		pems_vp_end();
+}
+
+PEMS_API bsp_pid_t bsp_nprocs(void)
+{
+	const struct pems_config *cfg;
+	long n;
+
+	if (pems_rt)
+		return pems_rt->v;
+	cfg = pems_current_config();
+	if (cfg->procs)
+		return cfg->procs;
+	n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n > 0 ? (bsp_pid_t)n : 1;
+}
+
+PEMS_API bsp_pid_t bsp_pid(void)
+{
+	return self_or_abort("bsp_pid")->pid;
+}
+
+PEMS_API double bsp_time(void)
+{
+	self_or_abort("bsp_time");
+	return pems_now() - pems_rt->t0;
+}
+
+/* ---- registration ---- */
+
+struct pems_reg *pems_reg_find_id(struct pems_vp *vp, uint64_t id)
+{
+	unsigned lo = 0, hi = vp->nregs;
+
+	while (lo < hi) {	/* ids increase along the table */
+		unsigned mid = (lo + hi) / 2;
+
+		if (vp->regs[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < vp->nregs && vp->regs[lo].id == id ? &vp->regs[lo] : NULL;
+}
+
+/* Latest registration of @addr usable in superstep @step: pushed in an
+ * earlier superstep, not popped before @step. */
+struct pems_reg *pems_reg_find_addr(struct pems_vp *vp, const void *addr, uint64_t step)
+{
+	unsigned i;
+
+	for (i = vp->nregs; i-- > 0;) {
+		struct pems_reg *r = &vp->regs[i];
+
+		if (r->addr == addr && r->born < step &&
+		    (r->died == PEMS_NONE || r->died >= step))
+			return r;
+	}
+	return NULL;
+}
+
+PEMS_API void bsp_push_reg(const void *ident, bsp_size_t size)
+{
+	struct pems_vp *vp = self_or_abort("bsp_push_reg");
+	struct pems_reg *r;
+
+	if (vp->nregs == vp->capregs) {
+		unsigned cap = vp->capregs ? vp->capregs * 2 : 16;
+
+		r = realloc(vp->regs, cap * sizeof(*r));
+		if (!r)
+			bsp_abort("bsp_push_reg: out of memory");
+		vp->regs = r;
+		vp->capregs = cap;
+	}
+	r = &vp->regs[vp->nregs++];
+	r->id = vp->next_reg_id++;
+	r->addr = (char *)ident;
+	r->size = size;
+	r->born = pems_rt->superstep;
+	r->died = PEMS_NONE;
+}
+
+PEMS_API void bsp_pop_reg(const void *ident)
+{
+	struct pems_vp *vp = self_or_abort("bsp_pop_reg");
+	unsigned i;
+
+	for (i = vp->nregs; i-- > 0;) {
+		struct pems_reg *r = &vp->regs[i];
+
+		if (r->addr == ident && r->died == PEMS_NONE) {
+			r->died = pems_rt->superstep;
+			return;
+		}
+	}
+	bsp_abort("bsp_pop_reg: address %p is not registered on VP %u", ident, vp->pid);
+}
+
+/* Forget registrations popped before the last superstep: their last
+ * puts were delivered at the start of this one. */
+static void reg_compact(struct pems_vp *vp, uint64_t step)
+{
+	unsigned i, j = 0;
+
+	for (i = 0; i < vp->nregs; i++)
+		if (vp->regs[i].died == PEMS_NONE || vp->regs[i].died + 1 >= step)
+			vp->regs[j++] = vp->regs[i];
+	vp->nregs = j;
+}
+
+/* ---- sync ---- */
+
+PEMS_API void bsp_sync(void)
+{
+	struct pems_vp *vp = self_or_abort("bsp_sync");
+
+	if (vp->q_buf) {
+		pems_heap_free(&vp->heap, vp->q_buf);
+		vp->q_buf = NULL;
+	}
+	vp->q_count = 0;
+	vp->q_pos = vp->q_len = 0;
+	vp->tagsize = vp->tagsize_next;
+	reg_compact(vp, pems_rt->superstep);
+	vp->sync_count++;
+	pems_vp_sync();
+}
+
+/* ---- DRMA ---- */
+
+static struct pems_reg *reg_or_abort(const char *fn, struct pems_vp *vp, const void *addr,
+				     bsp_size_t offset, bsp_size_t nbytes)
+{
+	struct pems_reg *r = pems_reg_find_addr(vp, addr, pems_rt->superstep);
+
+	if (!r)
+		bsp_abort("%s: address %p is not registered on VP %u (register it with bsp_push_reg and bsp_sync first)",
+			  fn, addr, vp->pid);
+	if (offset > r->size || nbytes > r->size - offset)
+		bsp_abort("%s: bytes [%zu, %zu) are beyond the registered size %zu",
+			  fn, offset, offset + nbytes, r->size);
+	return r;
+}
+
+PEMS_API void bsp_put(bsp_pid_t pid, const void *src, void *dst, bsp_size_t offset,
+		      bsp_size_t nbytes)
+{
+	struct pems_vp *vp = self_or_abort("bsp_put");
+	struct pems_reg *r;
+	struct pems_rec rec;
+
+	check_pid("bsp_put", pid);
+	r = reg_or_abort("bsp_put", vp, dst, offset, nbytes);
+	if (!nbytes)
+		return;
+	rec = (struct pems_rec){ .type = REC_PUT, .src = vp->pid, .len = nbytes,
+				 .a = r->id, .b = offset };
+	pems_msg_append(pems_self_worker(), pid, &rec, src, nbytes, NULL, 0);
+	vp->sent_bytes += nbytes;
+}
+
+PEMS_API void bsp_hpput(bsp_pid_t pid, const void *src, void *dst, bsp_size_t offset,
+			bsp_size_t nbytes)
+{
+	bsp_put(pid, src, dst, offset, nbytes);
+}
+
+PEMS_API void bsp_get(bsp_pid_t pid, const void *src, bsp_size_t offset, void *dst,
+		      bsp_size_t nbytes)
+{
+	struct pems_vp *vp = self_or_abort("bsp_get");
+	struct pems_reg *r;
+	struct pems_get g;
+
+	check_pid("bsp_get", pid);
+	r = reg_or_abort("bsp_get", vp, src, offset, nbytes);
+	if (!nbytes)
+		return;
+	g = (struct pems_get){ .target = pid, .requester = vp->pid, .slot = r->id,
+			       .offset = offset, .nbytes = nbytes, .dst = dst };
+	pems_get_record(pems_self_worker(), &g);
+}
+
+PEMS_API void bsp_hpget(bsp_pid_t pid, const void *src, bsp_size_t offset, void *dst,
+			bsp_size_t nbytes)
+{
+	bsp_get(pid, src, offset, dst, nbytes);
+}
+
+/* ---- BSMP ---- */
+
+PEMS_API void bsp_set_tagsize(bsp_size_t *tag_bytes)
+{
+	struct pems_vp *vp = self_or_abort("bsp_set_tagsize");
+	bsp_size_t want = *tag_bytes;
+
+	*tag_bytes = vp->tagsize_next;
+	vp->tagsize_next = want;
+}
+
+PEMS_API void bsp_send(bsp_pid_t pid, const void *tag, const void *payload,
+		       bsp_size_t payload_bytes)
+{
+	struct pems_vp *vp = self_or_abort("bsp_send");
+	struct pems_rt *rt = pems_rt;
+	struct pems_rec rec;
+	size_t entry;
+
+	check_pid("bsp_send", pid);
+	if (payload_bytes && !payload)
+		bsp_abort("bsp_send: payload is NULL but payload_bytes is %zu", payload_bytes);
+	rec = (struct pems_rec){ .type = REC_SEND, .src = vp->pid,
+				 .len = vp->tagsize + payload_bytes, .a = vp->tagsize };
+	pems_msg_append(pems_self_worker(), pid, &rec, tag, vp->tagsize, payload, payload_bytes);
+	entry = (16 + vp->tagsize + payload_bytes + 15) & ~(size_t)15;
+	atomic_fetch_add(&rt->send_in_next[pid - rt->first], entry);
+	vp->sent_bytes += vp->tagsize + payload_bytes;
+}
+
+static uint64_t *q_head(struct pems_vp *vp)
+{
+	return vp->q_pos < vp->q_len ? (uint64_t *)(vp->q_buf + vp->q_pos) : NULL;
+}
+
+static void q_pop(struct pems_vp *vp)
+{
+	uint64_t *h = q_head(vp);
+
+	vp->q_pos += (16 + h[0] + h[1] + 15) & ~(size_t)15;
+	vp->q_count--;
+}
+
+PEMS_API void bsp_qsize(bsp_nprocs_t *packets, bsp_size_t *accum_bytes)
+{
+	struct pems_vp *vp = self_or_abort("bsp_qsize");
+	size_t pos, sum = 0;
+
+	for (pos = vp->q_pos; pos < vp->q_len;) {
+		uint64_t *h = (uint64_t *)(vp->q_buf + pos);
+
+		sum += h[1];
+		pos += (16 + h[0] + h[1] + 15) & ~(size_t)15;
+	}
+	if (packets)
+		*packets = vp->q_count;
+	if (accum_bytes)
+		*accum_bytes = sum;
+}
+
+PEMS_API void bsp_get_tag(bsp_size_t *status, void *tag)
+{
+	struct pems_vp *vp = self_or_abort("bsp_get_tag");
+	uint64_t *h = q_head(vp);
+
+	if (!h) {
+		*status = (bsp_size_t)-1;
+		return;
+	}
+	*status = h[1];
+	if (h[0] && tag)
+		memcpy(tag, h + 2, h[0]);
+}
+
+PEMS_API void bsp_move(void *payload, bsp_size_t reception_bytes)
+{
+	struct pems_vp *vp = self_or_abort("bsp_move");
+	uint64_t *h = q_head(vp);
+	size_t n;
+
+	if (!h)
+		bsp_abort("bsp_move: the message queue of VP %u is empty", vp->pid);
+	n = h[1] < reception_bytes ? h[1] : reception_bytes;
+	if (n && !payload)
+		bsp_abort("bsp_move: payload is NULL but reception_bytes is %zu", reception_bytes);
+	memcpy(payload, (char *)(h + 2) + h[0], n);
+	q_pop(vp);
+}
+
+PEMS_API bsp_size_t bsp_hpmove(void **tag_ptr, void **payload_ptr)
+{
+	struct pems_vp *vp = self_or_abort("bsp_hpmove");
+	uint64_t *h = q_head(vp);
+	size_t n;
+
+	if (!tag_ptr || !payload_ptr)
+		bsp_abort("bsp_hpmove: tag_ptr and payload_ptr must not be NULL");
+	if (!h)
+		return SIZE_MAX;
+	*tag_ptr = h + 2;
+	*payload_ptr = (char *)(h + 2) + h[0];
+	n = h[1];
+	q_pop(vp);
+	return n;
+}
+
+/* ---- context memory ---- */
+
+PEMS_API void *pems_malloc(size_t n)
+{
+	struct pems_vp *vp = pems_self();
+	void *p;
+
+	if (!vp)
+		return malloc(n);
+	p = pems_heap_alloc(&vp->heap, n);
+	if (!p)
+		pems_fatal("VP %u needs %zu MiB more in superstep %llu but mu is %zu MiB (%zu MiB in use); raise mu (PEMS_MU / --mem) or --procs",
+			   vp->pid, (n + (1 << 20) - 1) >> 20,
+			   (unsigned long long)pems_rt->superstep, pems_rt->mu >> 20,
+			   vp->heap.brk >> 20);
+	return p;
+}
+
+PEMS_API void *pems_calloc(size_t n, size_t size)
+{
+	void *p;
+
+	if (size && n > SIZE_MAX / size)
+		return NULL;
+	p = pems_malloc(n * size);
+	if (p)
+		memset(p, 0, n * size);
+	return p;
+}
+
+static bool in_any_heap(const void *p, struct pems_vp **owner)
+{
+	struct pems_rt *rt = pems_rt;
+	size_t i;
+
+	if (!rt || (const char *)p < rt->region ||
+	    (const char *)p >= rt->region + (size_t)rt->vlocal * rt->mu)
+		return false;
+	i = (size_t)((const char *)p - rt->region) / rt->mu;
+	*owner = &rt->vps[i];
+	return true;
+}
+
+PEMS_API void pems_free(void *p)
+{
+	struct pems_vp *owner;
+
+	if (!p)
+		return;
+	if (!in_any_heap(p, &owner)) {
+		free(p);
+		return;
+	}
+	if (owner != pems_self() || !pems_heap_owns(&owner->heap, p))
+		pems_fatal("pems_free: %p is not a live allocation of the calling VP", p);
+	pems_heap_free(&owner->heap, p);
+}
+
+PEMS_API void *pems_realloc(void *p, size_t n)
+{
+	struct pems_vp *owner;
+	void *q;
+	size_t old;
+
+	if (!p)
+		return pems_malloc(n);
+	if (!in_any_heap(p, &owner))
+		return realloc(p, n);
+	old = pems_heap_usable(&owner->heap, p);
+	if (n <= old)
+		return p;
+	q = pems_malloc(n);
+	memcpy(q, p, old);
+	pems_free(p);
+	return q;
+}
+
+PEMS_API size_t pems_context_used(void)
+{
+	struct pems_vp *vp = pems_self();
+
+	return vp ? vp->heap.brk + pems_rt->stack : 0;
+}
+
+PEMS_API size_t pems_context_avail(void)
+{
+	struct pems_vp *vp = pems_self();
+
+	return vp ? vp->heap.limit - vp->heap.brk : 0;
+}

@@ -1,0 +1,227 @@
+/*
+ * file.c - parallel file I/O straight into and out of context memory.
+ *
+ * A handle has two descriptors on the same file: one opened O_DIRECT for
+ * the page-aligned interior of each transfer, one buffered for the
+ * unaligned head and tail (so that VPs writing neighbouring byte ranges
+ * never read-modify-write each other's blocks).  Interiors go through the
+ * calling worker's I/O engine with several 1 MiB requests in flight.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "runtime.h"
+
+#define MAXF 256
+#define INFLIGHT 8
+
+struct pfile {
+	int dfd, bfd;
+	bool used, direct;
+};
+
+static struct pfile files[MAXF];
+static pthread_mutex_t files_lock = PTHREAD_MUTEX_INITIALIZER;
+
+PEMS_API int pems_file_open(const char *path, int flags, int mode)
+{
+	int i, dfd, bfd;
+	bool direct;
+
+	bfd = open(path, flags, mode);
+	if (bfd < 0)
+		return -errno;
+	dfd = pems_io_open(path, flags & ~(O_CREAT | O_TRUNC | O_EXCL), 0, &direct);
+	if (dfd < 0) {
+		close(bfd);
+		return dfd;
+	}
+	pthread_mutex_lock(&files_lock);
+	for (i = 0; i < MAXF && files[i].used; i++)
+		;
+	if (i == MAXF) {
+		pthread_mutex_unlock(&files_lock);
+		close(bfd);
+		close(dfd);
+		return -EMFILE;
+	}
+	files[i] = (struct pfile){ .dfd = dfd, .bfd = bfd, .used = true, .direct = direct };
+	pthread_mutex_unlock(&files_lock);
+	return i;
+}
+
+PEMS_API int pems_file_close(int h)
+{
+	int rc = 0;
+
+	if (h < 0 || h >= MAXF || !files[h].used)
+		return -EBADF;
+	if (close(files[h].dfd))
+		rc = -errno;
+	if (close(files[h].bfd))
+		rc = -errno;
+	files[h].used = false;
+	return rc;
+}
+
+static long long buffered(int fd, enum pems_io_op op, char *buf, size_t len, uint64_t off)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t n = op == PEMS_IO_READ ?
+			    pread(fd, buf + done, len - done, (off_t)(off + done)) :
+			    pwrite(fd, buf + done, len - done, (off_t)(off + done));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			break;
+		done += (size_t)n;
+	}
+	return (long long)done;
+}
+
+struct xfer {
+	int pending;
+	long long err;
+	uint64_t eof_at;	/* file offset where a read hit EOF */
+};
+
+struct fop {
+	struct pems_ioop op;	/* first: completions find us through it */
+	struct xfer *x;
+	bool busy;
+};
+
+static void fop_done(struct pems_worker *w, struct pems_ioop *op)
+{
+	struct fop *f = (struct fop *)op;
+	struct xfer *x = f->x;
+
+	(void)w;
+	f->busy = false;
+	x->pending--;
+	if (op->req.res < 0) {
+		if (!x->err)
+			x->err = op->req.res;
+	} else if ((size_t)op->req.res < op->req.len) {
+		uint64_t end = op->req.off + (uint64_t)op->req.res;
+
+		if (end < x->eof_at)
+			x->eof_at = end;
+	}
+}
+
+/* Aligned interior through the engine, INFLIGHT requests at a time. */
+static long long direct(struct pems_worker *w, int fd, enum pems_io_op op, char *buf,
+			size_t len, uint64_t off)
+{
+	struct fop ops[INFLIGHT];
+	struct xfer x = { .eof_at = PEMS_NONE };
+	size_t done = 0;
+	int i, rc;
+
+	memset(ops, 0, sizeof(ops));
+	while (done < len && !x.err && x.eof_at == PEMS_NONE) {
+		size_t n = len - done < PEMS_IO_REQ_SIZE ? len - done : PEMS_IO_REQ_SIZE;
+
+		for (i = 0; i < INFLIGHT && ops[i].busy; i++)
+			;
+		if (i == INFLIGHT) {
+			pems_worker_reap(w, 1);
+			continue;
+		}
+		ops[i] = (struct fop){ .x = &x, .busy = true };
+		ops[i].op.req = (struct pems_io_req){ .fd = fd, .op = op, .buf = buf + done,
+						      .len = n, .off = off + done,
+						      .user = &ops[i].op };
+		ops[i].op.done = fop_done;
+		x.pending++;
+		rc = pems_io_submit(w->io, &ops[i].op.req);
+		if (rc) {
+			x.pending--;
+			ops[i].busy = false;
+			x.err = rc;
+			break;
+		}
+		done += n;
+	}
+	while (x.pending)
+		pems_worker_reap(w, 1);
+	if (x.err)
+		return x.err;
+	return x.eof_at != PEMS_NONE ? (long long)(x.eof_at - off) : (long long)len;
+}
+
+static struct pfile *lookup(int h)
+{
+	return h >= 0 && h < MAXF && files[h].used ? &files[h] : NULL;
+}
+
+/*
+ * Split [off, off+len) into an unaligned head, an aligned interior and an
+ * unaligned tail; the interior goes direct when the buffer is aligned the
+ * same way as the file offset, else everything goes buffered (a bounce
+ * copy would cost the same memory bandwidth as the page cache).
+ */
+static long long transfer(int h, enum pems_io_op op, char *buf, size_t len, uint64_t off)
+{
+	struct pfile *f = lookup(h);
+	struct pems_worker *w = pems_self_worker();
+	uint64_t a, b;
+	long long n, total = 0;
+
+	if (!f)
+		return -EBADF;
+	a = (off + PEMS_PAGE - 1) & ~(uint64_t)(PEMS_PAGE - 1);
+	b = (off + len) & ~(uint64_t)(PEMS_PAGE - 1);
+	if (!w || !f->direct || b <= a ||
+	    ((uintptr_t)buf - off) % PEMS_PAGE)
+		return buffered(f->bfd, op, buf, len, off);
+	if (a > off) {
+		n = buffered(f->bfd, op, buf, a - off, off);
+		if (n < 0 || n < (long long)(a - off))
+			return n;
+		total += n;
+	}
+	n = direct(w, f->dfd, op, buf + (a - off), b - a, a);
+	if (n < 0)
+		return n;
+	total += n;
+	if (n < (long long)(b - a))
+		return total;
+	if (off + len > b) {
+		n = buffered(f->bfd, op, buf + (b - off), off + len - b, b);
+		if (n < 0)
+			return n;
+		total += n;
+	}
+	return total;
+}
+
+PEMS_API long long pems_file_read(int h, void *buf, size_t len, uint64_t off)
+{
+	long long n = transfer(h, PEMS_IO_READ, buf, len, off);
+	struct pems_worker *w = pems_self_worker();
+
+	if (n > 0 && w)
+		w->file_read += (uint64_t)n;
+	return n;
+}
+
+PEMS_API long long pems_file_write(int h, const void *buf, size_t len, uint64_t off)
+{
+	long long n = transfer(h, PEMS_IO_WRITE, (char *)buf, len, off);
+	struct pems_worker *w = pems_self_worker();
+
+	if (n > 0 && w)
+		w->file_written += (uint64_t)n;
+	return n;
+}

@@ -1,0 +1,214 @@
+/*
+ * config.c - runtime configuration: defaults, environment, size parsing,
+ * and the derivation of k, mu and the memory split from M.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "runtime.h"
+
+PEMS_API int pems_parse_size(const char *s, size_t *out)
+{
+	char *end;
+	unsigned long long v, mul = 1;
+
+	if (!s || !*s || *s == '-')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s)
+		return -EINVAL;
+	switch (*end) {
+	case 't': case 'T': mul <<= 10; /* fall through */
+	case 'g': case 'G': mul <<= 10; /* fall through */
+	case 'm': case 'M': mul <<= 10; /* fall through */
+	case 'k': case 'K': mul <<= 10; end++; break;
+	case 'b': case 'B': case '\0': break;
+	default: return -EINVAL;
+	}
+	if (*end == 'i' || *end == 'I')
+		end++;
+	if (*end == 'b' || *end == 'B')
+		end++;
+	if (*end)
+		return -EINVAL;
+	if (v && mul > ~0ull / v)
+		return -ERANGE;
+	*out = (size_t)(v * mul);
+	return 0;
+}
+
+static unsigned env_uint(const char *name, unsigned def)
+{
+	const char *s = getenv(name);
+	char *end;
+	unsigned long v;
+
+	if (!s || !*s)
+		return def;
+	v = strtoul(s, &end, 10);
+	if (*end || v > 1u << 30) {
+		fprintf(stderr, "pems: error: %s=%s is not a number; unset it or give e.g. %s=4\n",
+			name, s, name);
+		exit(1);
+	}
+	return (unsigned)v;
+}
+
+static size_t env_size(const char *name, size_t def)
+{
+	const char *s = getenv(name);
+	size_t v;
+
+	if (!s || !*s)
+		return def;
+	if (pems_parse_size(s, &v)) {
+		fprintf(stderr, "pems: error: %s=%s is not a size; use e.g. %s=256M\n",
+			name, s, name);
+		exit(1);
+	}
+	return v;
+}
+
+/* PEMS_TMP holds colon-separated dirs; the strings live for the process. */
+static void env_tmp(struct pems_config *cfg)
+{
+	const char *s = getenv("PEMS_TMP");
+	char *dup, *tok, *save;
+
+	if (!s || !*s)
+		return;
+	dup = strdup(s);
+	if (!dup)
+		return;
+	cfg->ntmp = 0;
+	for (tok = strtok_r(dup, ":", &save); tok && cfg->ntmp < PEMS_MAX_TMP;
+	     tok = strtok_r(NULL, ":", &save))
+		cfg->tmp[cfg->ntmp++] = tok;
+}
+
+static void env_io(struct pems_config *cfg)
+{
+	const char *s = getenv("PEMS_IO");
+
+	if (!s || !*s)
+		return;
+	if (!strcmp(s, "uring"))
+		cfg->io = PEMS_IO_KIND_URING;
+	else if (!strcmp(s, "aio"))
+		cfg->io = PEMS_IO_KIND_AIO;
+	else if (!strcmp(s, "sync"))
+		cfg->io = PEMS_IO_KIND_SYNC;
+	else {
+		fprintf(stderr, "pems: error: PEMS_IO=%s: unknown backend; use uring, aio or sync\n", s);
+		exit(1);
+	}
+}
+
+PEMS_API void pems_config_init(struct pems_config *cfg)
+{
+	const char *s;
+
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->stack = 256 << 10;
+	cfg->qdepth = 32;
+	cfg->io = PEMS_IO_KIND_URING;
+	cfg->procs = env_uint("PEMS_PROCS", 0);
+	cfg->threads = env_uint("PEMS_THREADS", 0);
+	cfg->qdepth = env_uint("PEMS_QDEPTH", cfg->qdepth);
+	cfg->mu = env_size("PEMS_MU", 0);
+	cfg->mem = env_size("PEMS_MEM", 0);
+	cfg->stack = env_size("PEMS_STACK", cfg->stack);
+	env_tmp(cfg);
+	env_io(cfg);
+	s = getenv("PEMS_STATS");
+	cfg->stats = s && *s && strcmp(s, "0");
+	s = getenv("PEMS_STATS_JSON");
+	if (s && *s)
+		cfg->stats_json = s;
+	s = getenv("PEMS_QUIET");
+	cfg->quiet = s && *s && strcmp(s, "0");
+}
+
+PEMS_API const char *pems_strerror(int err)
+{
+	if (err < 0)
+		err = -err;
+	switch (err) {
+	case PEMS_E_BUDGET:
+		return "memory budget too small for the contexts";
+	case PEMS_E_SCRATCH:
+		return "not enough scratch space";
+	case PEMS_E_CONFIG:
+		return "invalid configuration";
+	default:
+		return strerror(err);
+	}
+}
+
+static size_t ram_bytes(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+
+	return pages > 0 && psz > 0 ? (size_t)pages * (size_t)psz : (size_t)4 << 30;
+}
+
+static size_t round_down(size_t x, size_t a) { return x / a * a; }
+
+/*
+ * Derive what the user left at 0 and check that the budget can hold it:
+ *   M >= fixed + msg_budget + slots * k * mu
+ * where slots = 3 (the VP computing, the one being written back, the one
+ * being prefetched).  Returns 0 or -PEMS_E_BUDGET with a message printed.
+ */
+int pems_config_derive(struct pems_config *cfg, unsigned maxprocs,
+		       struct pems_derived *d)
+{
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	size_t need;
+
+	if (!cfg->procs)
+		cfg->procs = maxprocs ? maxprocs : (unsigned)(cores > 0 ? cores : 1);
+	if (!cfg->threads)
+		cfg->threads = cores > 0 ? (unsigned)cores : 1;
+	if (!cfg->mem)
+		cfg->mem = round_down(ram_bytes() / 4, 1 << 20);
+	if (cfg->stack < 64 << 10)
+		cfg->stack = 64 << 10;
+	cfg->stack = (cfg->stack + 4095) & ~(size_t)4095;
+	if (!cfg->qdepth || cfg->qdepth > 4096)
+		cfg->qdepth = 32;
+
+	d->fixed = PEMS_FIXED_OVERHEAD;
+	d->msg_budget = cfg->mem / 8;
+	if (d->msg_budget < (8u << 20))
+		d->msg_budget = 8u << 20;
+	if (cfg->threads > cfg->procs)
+		cfg->threads = cfg->procs;
+	if (!cfg->mu) {
+		size_t avail = cfg->mem > d->fixed + d->msg_budget ?
+			       cfg->mem - d->fixed - d->msg_budget : 0;
+		cfg->mu = round_down(avail / (PEMS_SLOTS * cfg->threads), 1 << 20);
+		if (cfg->mu > ((size_t)1 << 30))
+			cfg->mu = (size_t)1 << 30;
+	}
+	cfg->mu = (cfg->mu + 4095) & ~(size_t)4095;
+	if (cfg->mu < cfg->stack + (64 << 10)) {
+		fprintf(stderr, "pems: error: mu is %zu KiB but a VP needs at least %zu KiB (stack %zu KiB + heap); raise --mem or PEMS_MU\n",
+			cfg->mu >> 10, (cfg->stack + (64 << 10)) >> 10, cfg->stack >> 10);
+		return -PEMS_E_BUDGET;
+	}
+	need = d->fixed + d->msg_budget + (size_t)PEMS_SLOTS * cfg->threads * cfg->mu;
+	if (need > cfg->mem) {
+		fprintf(stderr, "pems: error: memory budget %zu MiB is too small for %u threads x %d contexts of mu = %zu MiB (+ %zu MiB for messages and runtime); raise --mem to %zu MiB, or lower --threads or mu\n",
+			cfg->mem >> 20, cfg->threads, PEMS_SLOTS, cfg->mu >> 20,
+			(d->fixed + d->msg_budget) >> 20, (need + (1 << 20) - 1) >> 20);
+		return -PEMS_E_BUDGET;
+	}
+	d->ctx_budget = cfg->mem - d->fixed - d->msg_budget;
+	return 0;
+}

@@ -1,0 +1,582 @@
+/*
+ * msg.c - the message store: bounded streams on disk, direct delivery.
+ *
+ * Every record a VP sends (bsp_put, bsp_send, alltoallv/exchange data) is
+ * appended, header then payload, to the stream (worker w -> destination
+ * d) of the worker running it.  A stream is a list of chunks of
+ * rt->chunk_size bytes; records may straddle chunks.
+ *
+ * Invariants:
+ *  (1) a worker runs its VPs in increasing pid order (sched.c claims them
+ *      from one counter), so each stream holds records sorted by source
+ *      and, per source, in issue order;
+ *  (2) delivery merges the k streams of a destination by source, which
+ *      applies records in (source VP, issue order) whatever k, p or the
+ *      timing were;
+ *  (3) a full chunk is written, at once and asynchronously, as one
+ *      aligned append to the worker's log for this superstep's parity;
+ *      its buffer returns to the pool when the write completes.  Partial
+ *      chunks at the end of a superstep stay in memory (so small message
+ *      volumes never touch the disk);
+ *  (4) logs alternate by superstep parity: superstep s writes log s%2
+ *      while deliveries read log (s-1)%2, which is then dead and reused
+ *      from offset 0 by superstep s+1;
+ *  (5) memory: at most 4*k*vlocal chunks exist at a time (open + kept
+ *      partial of two supersteps), which chunk_size is derived from.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime.h"
+
+#define RA 2	/* chunks read ahead per stream during delivery */
+
+struct pems_chunk {
+	struct pems_chunk *next;
+	char *buf;		/* NULL once written and released */
+	size_t len;
+	uint64_t off;		/* offset in the log, PEMS_NONE while in memory */
+	int fd;
+	struct pems_ioop op;
+	bool writing;
+};
+
+/* ---- buffer pool ---- */
+
+static char *pool_get(struct pems_worker *w)
+{
+	struct pems_rt *rt = w->rt;
+	static bool warned;
+	char *b;
+
+	for (;;) {
+		pthread_mutex_lock(&rt->pool_lock);
+		b = rt->pool_free;
+		if (b) {
+			rt->pool_free = *(char **)b;
+		} else if (rt->pool_count < rt->pool_max || !pems_io_inflight(w->io)) {
+			if (rt->pool_count >= rt->pool_max && !warned && !rt->cfg.quiet) {
+				warned = true;
+				fprintf(stderr, "pems: warning: message buffers exceed their share of --mem; raise --mem or lower --procs\n");
+			}
+			rt->pool_count++;
+			pthread_mutex_unlock(&rt->pool_lock);
+			b = pems_io_alloc(rt->chunk_size);
+			if (!b)
+				pems_fatal("out of memory for message buffers");
+			return b;
+		}
+		pthread_mutex_unlock(&rt->pool_lock);
+		if (b)
+			return b;
+		pems_worker_reap(w, 1);	/* our writes free buffers */
+	}
+}
+
+static void pool_put(struct pems_rt *rt, char *b)
+{
+	pthread_mutex_lock(&rt->pool_lock);
+	*(char **)b = rt->pool_free;
+	rt->pool_free = b;
+	pthread_mutex_unlock(&rt->pool_lock);
+}
+
+/* ---- setup ---- */
+
+static size_t pow2_floor(size_t x)
+{
+	size_t p = 1;
+
+	while (p * 2 <= x)
+		p *= 2;
+	return p;
+}
+
+int pems_msg_setup(struct pems_rt *rt)
+{
+	size_t per = rt->d.msg_budget / (4 * (size_t)rt->k * rt->vlocal);
+	size_t n = (size_t)rt->k * rt->vlocal;
+
+	rt->chunk_size = pow2_floor(per ? per : 1);
+	if (rt->chunk_size < PEMS_PAGE)
+		rt->chunk_size = PEMS_PAGE;
+	if (rt->chunk_size > PEMS_IO_REQ_SIZE)
+		rt->chunk_size = PEMS_IO_REQ_SIZE;
+	rt->pool_max = rt->d.msg_budget / rt->chunk_size;
+	pthread_mutex_init(&rt->pool_lock, NULL);
+	rt->in = calloc(n, sizeof(*rt->in));
+	rt->xchg_in = calloc(rt->vlocal, sizeof(*rt->xchg_in));
+	rt->xchg_in_next = calloc(rt->vlocal, sizeof(*rt->xchg_in));
+	rt->send_in = calloc(rt->vlocal, sizeof(*rt->send_in));
+	rt->send_in_next = calloc(rt->vlocal, sizeof(*rt->send_in));
+	rt->send_cnt = calloc(rt->vlocal, sizeof(*rt->send_cnt));
+	rt->send_cnt_next = calloc(rt->vlocal, sizeof(*rt->send_cnt));
+	if (!rt->in || !rt->xchg_in || !rt->xchg_in_next || !rt->send_in ||
+	    !rt->send_in_next || !rt->send_cnt || !rt->send_cnt_next)
+		return -ENOMEM;
+	return 0;
+}
+
+static void stream_free(struct pems_rt *rt, struct pems_stream *s)
+{
+	struct pems_chunk *c, *next;
+
+	for (c = s->head; c; c = next) {
+		next = c->next;
+		if (c->buf)
+			pool_put(rt, c->buf);
+		free(c);
+	}
+	s->head = s->tail = NULL;
+}
+
+void pems_msg_teardown(struct pems_rt *rt)
+{
+	size_t i, n = (size_t)rt->k * rt->vlocal;
+	char *b;
+
+	if (rt->in)
+		for (i = 0; i < n; i++)
+			stream_free(rt, &rt->in[i]);
+	if (rt->workers)
+		for (i = 0; i < rt->k; i++)
+			if (rt->workers[i].out) {
+				size_t d;
+
+				for (d = 0; d < rt->vlocal; d++)
+					stream_free(rt, &rt->workers[i].out[d]);
+			}
+	while ((b = rt->pool_free)) {
+		rt->pool_free = *(char **)b;
+		free(b);
+	}
+	free(rt->in);
+	free(rt->xchg_in);
+	free(rt->xchg_in_next);
+	free(rt->send_in);
+	free(rt->send_in_next);
+	free(rt->send_cnt);
+	free(rt->send_cnt_next);
+}
+
+/* ---- writing ---- */
+
+static void chunk_written(struct pems_worker *w, struct pems_ioop *op)
+{
+	struct pems_chunk *c = op->obj;
+
+	if (op->req.res != (ssize_t)op->req.len)
+		pems_fatal("writing %zu bytes of messages to %s: %s%s", op->req.len,
+			   w->rt->tmpdir[w->id % w->rt->ndirs],
+			   op->req.res < 0 ? strerror((int)-op->req.res) : "short write",
+			   op->req.res == -ENOSPC ? "; free space or add --tmp dirs" : "");
+	w->msg_written += op->req.len;
+	c->writing = false;
+	pool_put(w->rt, c->buf);
+	c->buf = NULL;
+}
+
+static void chunk_seal(struct pems_worker *w, struct pems_chunk *c)
+{
+	int par = (int)(w->rt->superstep & 1);
+	int rc;
+
+	c->fd = w->msg_fd[par];
+	c->off = w->msg_off[par];
+	w->msg_off[par] += c->len;
+	c->writing = true;
+	memset(&c->op, 0, sizeof(c->op));
+	c->op.req.fd = c->fd;
+	c->op.req.op = PEMS_IO_WRITE;
+	c->op.req.buf = c->buf;
+	c->op.req.len = c->len;
+	c->op.req.off = c->off;
+	c->op.req.user = &c->op;
+	c->op.done = chunk_written;
+	c->op.obj = c;
+	rc = pems_io_submit(w->io, &c->op.req);
+	if (rc) {
+		c->op.req.res = rc;
+		chunk_written(w, &c->op);
+	}
+}
+
+static struct pems_chunk *chunk_new(struct pems_worker *w, struct pems_stream *s)
+{
+	struct pems_chunk *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		pems_fatal("out of memory for message chunks");
+	c->buf = pool_get(w);
+	c->off = PEMS_NONE;
+	if (s->tail)
+		s->tail->next = c;
+	else
+		s->head = c;
+	s->tail = c;
+	return c;
+}
+
+static void stream_put(struct pems_worker *w, struct pems_stream *s,
+		       const void *p, size_t n)
+{
+	size_t cs = w->rt->chunk_size;
+	const char *src = p;
+
+	while (n) {
+		struct pems_chunk *c = s->tail;
+		size_t room;
+
+		if (!c || c->len == cs || !c->buf || c->writing)
+			c = chunk_new(w, s);
+		room = cs - c->len;
+		if (room > n)
+			room = n;
+		memcpy(c->buf + c->len, src, room);
+		c->len += room;
+		src += room;
+		n -= room;
+		if (c->len == cs)
+			chunk_seal(w, c);	/* invariant (3) */
+	}
+}
+
+void pems_msg_append(struct pems_worker *w, unsigned dst, const struct pems_rec *r,
+		     const void *p1, size_t n1, const void *p2, size_t n2)
+{
+	struct pems_stream *s = &w->out[dst - w->rt->first];
+
+	stream_put(w, s, r, sizeof(*r));
+	if (n1)
+		stream_put(w, s, p1, n1);
+	if (n2)
+		stream_put(w, s, p2, n2);
+}
+
+/* End of a worker's superstep: wait for its writes (partial chunks stay
+ * in memory, invariant 3). */
+void pems_msg_flush(struct pems_worker *w)
+{
+	while (pems_io_inflight(w->io))
+		pems_worker_reap(w, 1);
+}
+
+/* At the barrier: this superstep's streams become next superstep's input. */
+void pems_msg_swap(struct pems_rt *rt)
+{
+	unsigned i, d;
+	void *t;
+
+	for (i = 0; i < rt->k; i++) {
+		struct pems_worker *w = &rt->workers[i];
+
+		for (d = 0; d < rt->vlocal; d++) {
+			struct pems_stream *in = &rt->in[(size_t)i * rt->vlocal + d];
+
+			stream_free(rt, in);	/* leftovers of ended VPs */
+			*in = w->out[d];
+			w->out[d].head = w->out[d].tail = NULL;
+		}
+		/* invariant (4): the log the next superstep writes is dead */
+		w->msg_off[(rt->superstep + 1) & 1] = 0;
+	}
+	t = rt->xchg_in; rt->xchg_in = rt->xchg_in_next; rt->xchg_in_next = t;
+	t = rt->send_in; rt->send_in = rt->send_in_next; rt->send_in_next = t;
+	t = rt->send_cnt; rt->send_cnt = rt->send_cnt_next; rt->send_cnt_next = t;
+	for (d = 0; d < rt->vlocal; d++) {
+		rt->xchg_in_next[d] = 0;
+		rt->send_in_next[d] = 0;
+		rt->send_cnt_next[d] = 0;
+	}
+}
+
+/* ---- reading: one reader per stream, with RA chunks read ahead ---- */
+
+struct slot {
+	struct pems_ioop op;
+	struct pems_chunk *c;
+	char *buf;
+	bool busy, ready;
+};
+
+struct reader {
+	struct pems_chunk *c;	/* chunk being consumed */
+	struct pems_chunk *nextc;	/* the one after it */
+	const char *data;
+	size_t pos, len;
+	struct pems_chunk *ahead;	/* next chunk to read ahead */
+	struct slot slot[RA];
+	int cur_slot;		/* slot holding c, or -1 when c is in memory */
+	struct pems_rec hdr;
+	bool have_hdr, eof;
+};
+
+static void slot_done(struct pems_worker *w, struct pems_ioop *op)
+{
+	struct slot *s = op->obj;
+
+	if (op->req.res != (ssize_t)op->req.len)
+		pems_fatal("reading %zu bytes of messages from %s: %s", op->req.len,
+			   w->rt->tmpdir[0],
+			   op->req.res < 0 ? strerror((int)-op->req.res) : "short read (scratch file truncated?)");
+	w->msg_read += op->req.len;
+	s->ready = true;
+}
+
+static void read_ahead(struct pems_worker *w, struct reader *r)
+{
+	int i;
+
+	for (i = 0; i < RA && r->ahead; i++) {
+		struct slot *s = &r->slot[i];
+
+		if (s->busy)
+			continue;
+		while (r->ahead && r->ahead->buf)
+			r->ahead = r->ahead->next;	/* in memory: nothing to read */
+		if (!r->ahead)
+			break;
+		s->busy = true;
+		s->ready = false;
+		s->c = r->ahead;
+		memset(&s->op, 0, sizeof(s->op));
+		s->op.req.fd = s->c->fd;
+		s->op.req.op = PEMS_IO_READ;
+		s->op.req.buf = s->buf;
+		s->op.req.len = s->c->len;
+		s->op.req.off = s->c->off;
+		s->op.req.user = &s->op;
+		s->op.done = slot_done;
+		s->op.obj = s;
+		if (pems_io_submit(w->io, &s->op.req))
+			pems_fatal("submitting a message read failed");
+		r->ahead = r->ahead->next;
+	}
+}
+
+/* Make r->data point at the next chunk; false at end of stream. */
+static bool next_chunk(struct pems_worker *w, struct reader *r)
+{
+	int i;
+
+	if (r->cur_slot >= 0)
+		r->slot[r->cur_slot].busy = false;
+	r->cur_slot = -1;
+	r->c = r->nextc;
+	if (r->c)
+		r->nextc = r->c->next;
+	if (!r->c) {
+		r->eof = true;
+		return false;
+	}
+	r->pos = 0;
+	r->len = r->c->len;
+	if (r->c->buf) {
+		r->data = r->c->buf;
+		return true;
+	}
+	read_ahead(w, r);
+	for (i = 0; i < RA; i++)
+		if (r->slot[i].busy && r->slot[i].c == r->c)
+			break;
+	if (i == RA)
+		pems_fatal("message store: lost a chunk (internal error)");
+	while (!r->slot[i].ready)
+		pems_worker_reap(w, 1);
+	r->cur_slot = i;
+	r->data = r->slot[i].buf;
+	read_ahead(w, r);
+	return true;
+}
+
+static void reader_init(struct pems_worker *w, struct reader *r,
+			struct pems_stream *s, char *bounce)
+{
+	int i;
+
+	memset(r, 0, sizeof(*r));
+	r->cur_slot = -1;
+	for (i = 0; i < RA; i++)
+		r->slot[i].buf = bounce + (size_t)i * w->rt->chunk_size;
+	r->ahead = s->head;
+	r->nextc = s->head;
+	read_ahead(w, r);
+	next_chunk(w, r);
+}
+
+/* Copy @n bytes of the stream to @dst (NULL: skip them). */
+static void reader_copy(struct pems_worker *w, struct reader *r, void *dst, size_t n)
+{
+	char *d = dst;
+
+	while (n) {
+		size_t take;
+
+		if (r->pos == r->len && !next_chunk(w, r))
+			pems_fatal("message store: stream ends inside a record (corrupt scratch data)");
+		take = r->len - r->pos;
+		if (take > n)
+			take = n;
+		if (d) {
+			memcpy(d, r->data + r->pos, take);
+			d += take;
+		}
+		r->pos += take;
+		n -= take;
+	}
+}
+
+static bool reader_peek(struct pems_worker *w, struct reader *r)
+{
+	if (r->have_hdr)
+		return true;
+	if (r->eof || (r->pos == r->len && !next_chunk(w, r)))
+		return false;
+	reader_copy(w, r, &r->hdr, sizeof(r->hdr));
+	r->have_hdr = true;
+	return true;
+}
+
+/* ---- delivery ---- */
+
+static void *vp_alloc(struct pems_vp *vp, size_t n, const char *what)
+{
+	void *p = pems_heap_alloc(&vp->heap, n ? n : 1);
+
+	if (!p)
+		pems_fatal("VP %u needs %zu MiB more for %s in superstep %llu but its context (mu) is %zu MiB with %zu MiB in use; raise mu (--mem) or --procs",
+			   vp->pid, (n + (1 << 20) - 1) >> 20, what,
+			   (unsigned long long)pems_rt->superstep, pems_rt->mu >> 20,
+			   vp->heap.brk >> 20);
+	return p;
+}
+
+static void deliver_put(struct pems_worker *w, struct reader *r, struct pems_vp *vp)
+{
+	struct pems_reg *reg = pems_reg_find_id(vp, r->hdr.a);
+
+	if (!reg)
+		pems_fatal("bsp_put: VP %u wrote to a registration VP %u does not have (registration order differs between VPs?)",
+			   r->hdr.src, vp->pid);
+	if (r->hdr.b + r->hdr.len > reg->size)
+		pems_fatal("bsp_put: VP %u writes bytes [%llu, %llu) of an area VP %u registered with %zu bytes",
+			   r->hdr.src, (unsigned long long)r->hdr.b,
+			   (unsigned long long)(r->hdr.b + r->hdr.len), vp->pid, reg->size);
+	reader_copy(w, r, reg->addr + r->hdr.b, r->hdr.len);
+}
+
+static void deliver_send(struct pems_worker *w, struct reader *r, struct pems_vp *vp)
+{
+	uint64_t *h = (uint64_t *)(vp->q_buf + vp->q_len);
+	size_t tag = r->hdr.a, pay = r->hdr.len - tag;
+
+	h[0] = tag;
+	h[1] = pay;
+	reader_copy(w, r, vp->q_buf + vp->q_len + 16, r->hdr.len);
+	vp->q_len += (16 + r->hdr.len + 15) & ~(size_t)15;
+	vp->q_count++;
+}
+
+static void deliver_xchg(struct pems_worker *w, struct reader *r, struct pems_vp *vp,
+			 size_t *cursor)
+{
+	struct pems_coll_wait *cw = &vp->xchg;
+	char *dst;
+
+	if (cw->kind == COLL_ALLTOALLV) {
+		dst = cw->abuf + cw->rdispls[r->hdr.src];
+	} else if (cw->kind == COLL_EXCHANGE) {
+		dst = (char *)*cw->recvbuf + *cursor;
+		*cursor += r->hdr.len;
+		if (cw->recvcounts)
+			cw->recvcounts[r->hdr.src] += r->hdr.len;
+	} else {
+		pems_fatal("pems_alltoallv: VP %u sent data to VP %u, which did not call it",
+			   r->hdr.src, vp->pid);
+	}
+	reader_copy(w, r, dst, r->hdr.len);
+}
+
+static void deliver_one(struct pems_worker *w, struct reader *r, struct pems_vp *vp,
+			size_t *cursor)
+{
+	switch (r->hdr.type) {
+	case REC_PUT: deliver_put(w, r, vp); break;
+	case REC_SEND: deliver_send(w, r, vp); break;
+	case REC_XCHG: deliver_xchg(w, r, vp, cursor); break;
+	default:
+		pems_fatal("message store: bad record type %u (corrupt scratch data)", r->hdr.type);
+	}
+	r->have_hdr = false;
+}
+
+static void prepare_queues(struct pems_rt *rt, struct pems_vp *vp)
+{
+	size_t q = rt->send_in[vp->lid];
+
+	vp->q_buf = NULL;
+	vp->q_pos = vp->q_len = 0;
+	vp->q_count = 0;
+	if (q)
+		vp->q_buf = vp_alloc(vp, q, "incoming bsp_send messages");
+	if (vp->xchg.kind == COLL_EXCHANGE) {
+		size_t n = rt->xchg_in[vp->lid];
+
+		*vp->xchg.recvbuf = vp_alloc(vp, n, "pems_exchange data");
+		*vp->xchg.recvbytes = n;
+		if (vp->xchg.recvcounts)
+			memset(vp->xchg.recvcounts, 0, rt->v * sizeof(size_t));
+	}
+}
+
+/* Apply @vp's incoming records of the previous superstep (invariant 2). */
+void pems_msg_deliver(struct pems_worker *w, struct pems_vp *vp)
+{
+	struct pems_rt *rt = w->rt;
+	struct reader rd[64], *r;
+	unsigned i, k = rt->k, best;
+	size_t cursor = 0;
+	bool any = false;
+
+	prepare_queues(rt, vp);
+	for (i = 0; i < k; i++)
+		if (rt->in[(size_t)i * rt->vlocal + vp->lid].head)
+			any = true;
+	if (!any) {
+		memset(&vp->xchg, 0, sizeof(vp->xchg));
+		return;
+	}
+	for (i = 0; i < k; i++)
+		reader_init(w, &rd[i], &rt->in[(size_t)i * rt->vlocal + vp->lid],
+			    w->bounce + (size_t)i * RA * rt->chunk_size);
+	for (;;) {
+		best = k;
+		for (i = 0; i < k; i++)
+			if (reader_peek(w, &rd[i]) &&
+			    (best == k || rd[i].hdr.src < rd[best].hdr.src))
+				best = i;
+		if (best == k)
+			break;
+		r = &rd[best];
+		{
+			uint32_t src = r->hdr.src;
+
+			do
+				deliver_one(w, r, vp, &cursor);
+			while (reader_peek(w, r) && r->hdr.src == src);
+		}
+	}
+	for (i = 0; i < k; i++) {
+		struct pems_stream *s = &rt->in[(size_t)i * rt->vlocal + vp->lid];
+
+		stream_free(rt, s);
+	}
+	memset(&vp->xchg, 0, sizeof(vp->xchg));
+}
+
+size_t pems_msg_bounce_size(unsigned k, size_t chunk)
+{
+	return (size_t)k * RA * chunk;
+}

@@ -1,0 +1,309 @@
+/*
+ * runtime.h - internals of the pems runtime (layer pems/), used by bsp/.
+ *
+ * Objects (all per rank):
+ *   struct pems_rt      the runtime: config, VP table, workers, files
+ *   struct pems_vp      one virtual processor: its slice of the context
+ *                       region, saved registers, heap and BSP state
+ *   struct pems_worker  one OS thread that runs VPs, with its own I/O
+ *                       engine and its own outgoing message streams
+ * See context.c, msg.c and sched.c for the invariants of each part.
+ */
+#ifndef PEMS_RUNTIME_H
+#define PEMS_RUNTIME_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <ucontext.h>
+
+#include "pems.h"
+#include "pems_io.h"
+
+/* pems-specific error codes (returned negated), above errno's range */
+#define PEMS_E_BUDGET 1001
+#define PEMS_E_SCRATCH 1002
+#define PEMS_E_CONFIG 1003
+
+#define PEMS_SLOTS 3			/* contexts per worker: run, prefetch, write-back */
+#define PEMS_FIXED_OVERHEAD (16u << 20)	/* runtime tables, engines, bounce buffers */
+#define PEMS_PAGE 4096u
+#define PEMS_NONE UINT64_MAX
+
+struct pems_derived {
+	size_t fixed, msg_budget, ctx_budget;
+};
+int pems_config_derive(struct pems_config *cfg, unsigned maxprocs,
+		       struct pems_derived *d);
+
+/* ---- in-context heap (heap.c) ---- */
+struct pems_heap {
+	char *base;		/* slice start */
+	size_t limit;		/* bytes usable by the heap */
+	size_t brk;		/* bytes in use from base (top of the last block) */
+	size_t free_head;	/* offset of first free block, or 0 (none) */
+	size_t touched;		/* high-water of brk since pages were released */
+	size_t last;		/* offset of the last block, 0 when empty */
+};
+void pems_heap_init(struct pems_heap *h, char *base, size_t limit);
+/* NULL when the heap cannot grow to fit @n bytes. */
+void *pems_heap_alloc(struct pems_heap *h, size_t n);
+void pems_heap_free(struct pems_heap *h, void *p);
+size_t pems_heap_usable(const struct pems_heap *h, const void *p);
+bool pems_heap_owns(const struct pems_heap *h, const void *p);
+
+/* ---- messages (msg.c) ---- */
+enum pems_rec_type {
+	REC_PUT = 1,		/* a = slot id, b = offset */
+	REC_SEND = 2,		/* a = tag bytes (tag precedes payload) */
+	REC_RAW = 3,		/* a = absolute destination address (get replies) */
+	REC_XCHG = 4,		/* alltoallv / exchange payload */
+};
+struct pems_rec {
+	uint32_t type;
+	uint32_t src;
+	uint64_t len;		/* payload bytes */
+	uint64_t a, b;
+};
+
+struct pems_chunk;
+struct pems_stream {
+	struct pems_chunk *head, *tail;
+};
+
+/* ---- registration ---- */
+struct pems_reg {
+	uint64_t id;		/* push sequence number, equal on every VP */
+	char *addr;
+	size_t size;
+	uint64_t born;		/* superstep of the push (usable from born+1) */
+	uint64_t died;		/* superstep of the pop, or PEMS_NONE */
+};
+
+/* pending collective of a VP: what to deliver at its next swap-in */
+enum pems_coll_kind { COLL_NONE = 0, COLL_REDUCE, COLL_BCAST, COLL_GATHER,
+		      COLL_EXSCAN, COLL_ALLTOALLV, COLL_EXCHANGE };
+struct pems_coll_wait {
+	enum pems_coll_kind kind;
+	void *out;
+	size_t bytes;		/* bytes of out */
+	/* exchange / alltoallv */
+	void **recvbuf;
+	size_t *recvbytes, *recvcounts;
+	const size_t *rdispls;
+	char *abuf;		/* alltoallv receive base */
+};
+
+enum pems_vp_state { VP_NEW = 0, VP_READY, VP_RUNNING, VP_ENDED };
+enum pems_vp_where { VP_DISK = 0, VP_RESIDENT, VP_LOADING, VP_WRITING };
+
+struct pems_vp {
+	unsigned pid;		/* global id */
+	unsigned lid;		/* index on this rank */
+	enum pems_vp_state state;
+	enum pems_vp_where where;
+	ucontext_t uc;
+	char *base;		/* slice: [base, base + mu) */
+	struct pems_heap heap;
+	size_t sp_off;		/* lowest live stack byte (page-aligned) at suspend */
+	size_t disk_heap;	/* bytes [0, disk_heap) on disk */
+	size_t disk_sp;		/* [disk_sp, mu) on disk */
+	size_t reserved;	/* bytes of the context budget held */
+	int pending_io;		/* swap requests in flight */
+	bool ended_at_end;	/* left via bsp_end (not via return) */
+	/* registration */
+	struct pems_reg *regs;
+	unsigned nregs, capregs;
+	uint64_t next_reg_id;
+	/* BSMP: the queue lives in one heap block, valid for one superstep */
+	char *q_buf;
+	size_t q_pos, q_len;	/* byte cursor and length of q_buf */
+	unsigned q_count;
+	size_t tagsize, tagsize_next;
+	/* collectives: combining ones, and alltoallv/exchange (may share a superstep) */
+	struct pems_coll_wait coll;
+	struct pems_coll_wait xchg;
+	/* this superstep's counters */
+	uint64_t sent_bytes;
+	/* synchronisation hygiene */
+	uint64_t sync_count;
+	bool keep;		/* wanted back while its write-back is in flight */
+	bool cached;		/* resident between supersteps (counted in rt->cached) */
+	size_t cached_bytes;
+	struct pems_ioop *ops;	/* two swap requests (heap, stack) */
+};
+
+struct pems_get {
+	unsigned target, requester;
+	uint64_t slot;
+	size_t offset, nbytes;
+	char *dst;
+	uint64_t seq;		/* issue order; after serving: offset in reply_data */
+};
+
+struct pems_ioop;
+struct pems_worker {
+	struct pems_rt *rt;
+	unsigned id;
+	pthread_t thread;
+	struct pems_io *io;
+	ucontext_t uc;			/* the worker's own context */
+	struct pems_vp *cur;
+	unsigned writebacks;		/* contexts this worker is writing back */
+	/* outgoing message streams for this superstep: streams[dst] */
+	struct pems_stream *out;
+	int msg_fd[2];			/* message logs, by superstep parity */
+	uint64_t msg_off[2];
+	/* get requests issued by VPs this worker ran */
+	struct pems_get *gets;
+	size_t ngets, capgets;
+	/* statistics */
+	uint64_t ctx_read, ctx_written, msg_read, msg_written;
+	uint64_t file_read, file_written, h_bytes, h_max;
+	double compute, io_wait;
+	/* read-ahead bounce buffers for delivery */
+	char *bounce;
+	size_t bounce_size;
+};
+
+struct pems_coll_state {
+	pthread_mutex_t lock;
+	enum pems_coll_kind kind;
+	int calls;			/* VPs that contributed this superstep */
+	size_t count, elem, bytes;	/* elements, element size, bytes per VP */
+	enum pems_type type;
+	enum pems_op op;
+	pems_user_op uop;
+	unsigned root;
+	bool user;
+	char *contrib;			/* vlocal * bytes */
+	const char *name;		/* API function, for messages */
+	/* results of the previous superstep, delivered at swap-in */
+	char *result;			/* combined (bytes), or gather (v*bytes) */
+	size_t rcap;
+	size_t cap;
+};
+
+struct pems_rt {
+	struct pems_config cfg;
+	struct pems_derived d;
+	unsigned v, vlocal, first;	/* VPs: total, on this rank, first pid */
+	unsigned k;
+	unsigned rank, nranks;
+	size_t mu, stack;
+	char *region;			/* vlocal * mu bytes, MAP_NORESERVE */
+	struct pems_vp *vps;
+	struct pems_worker *workers;
+	/* context files, one per scratch dir */
+	int ctx_fd[PEMS_MAX_TMP];
+	char *tmpdir[PEMS_MAX_TMP];
+	unsigned ndirs;
+	/* superstep control */
+	uint64_t superstep;
+	atomic_uint next_vp;
+	pthread_mutex_t lock;
+	pthread_cond_t go, done;
+	uint64_t go_gen;
+	unsigned workers_done;
+	bool quit;
+	unsigned ended;			/* VPs that reached bsp_end / returned */
+	bool post_bsp;			/* VP 0 runs on after bsp_end */
+	/* budget */
+	atomic_size_t resident;		/* bytes of context memory held */
+	size_t peak_resident;
+	size_t cache_limit;		/* finished VPs may stay resident below this */
+	atomic_size_t cached;		/* bytes of such cached VPs */
+	/* messages: incoming streams of the previous superstep, [w][dst] */
+	struct pems_stream *in;		/* k * vlocal */
+	struct pems_stream *next_in;	/* being written: k * vlocal (aliases workers' out) */
+	size_t chunk_size;
+	pthread_mutex_t pool_lock;
+	char *pool_free;		/* free list of chunk buffers */
+	size_t pool_count, pool_max;
+	atomic_uint_fast64_t *xchg_in;	/* exchange bytes addressed to each local VP */
+	atomic_uint_fast64_t *xchg_in_next;
+	atomic_uint_fast64_t *send_in, *send_in_next;	/* BSMP bytes, incl. tags */
+	atomic_uint *send_cnt, *send_cnt_next;
+	/* get replies for the next superstep (sorted by requester) */
+	struct pems_get *replies;
+	char *reply_data;
+	size_t nreplies;
+	size_t *reply_first;		/* vlocal + 1 */
+	/* collectives */
+	struct pems_coll_state coll;
+	/* statistics */
+	double t0;
+	uint64_t supersteps;
+	uint64_t h_max;
+	void (*progress)(uint64_t, void *);
+	void *progress_arg;
+	int exit_code;
+	void (*entry)(void *);
+	void *entry_arg;
+};
+
+extern struct pems_rt *pems_rt;	/* NULL outside the SPMD section */
+
+/* The VP running on this thread, or NULL (never cached across a sync:
+ * a VP may resume on another thread). */
+struct pems_vp *pems_self(void);
+struct pems_worker *pems_self_worker(void);
+_Noreturn void pems_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+double pems_now(void);
+
+/* runtime lifecycle (sched.c) */
+int pems_rt_run(void (*entry)(void *), void *arg, unsigned maxprocs);
+void pems_vp_end_keep(void);
+_Noreturn void pems_die(int status);
+extern void (*pems_progress_fn)(uint64_t, void *);
+extern void *pems_progress_arg;
+#define PEMS_MIN_SCRATCH (64u << 20)	/* bytes free a scratch dir must have */
+void pems_vp_sync(void);	/* suspend the calling VP until the next superstep */
+_Noreturn void pems_vp_end(void);
+
+/* context swapping (context.c) */
+int pems_ctx_setup(struct pems_rt *rt);
+void pems_ctx_teardown(struct pems_rt *rt);
+int pems_ctx_swap_out(struct pems_worker *w, struct pems_vp *vp);
+int pems_ctx_swap_in(struct pems_worker *w, struct pems_vp *vp);
+void pems_ctx_trim(struct pems_rt *rt, struct pems_vp *vp);
+void pems_worker_reap(struct pems_worker *w, unsigned min);
+void pems_ctx_wait(struct pems_worker *w, struct pems_vp *vp);
+bool pems_ctx_read_bytes(struct pems_rt *rt, struct pems_vp *vp, const char *addr,
+			 void *dst, size_t n);
+
+/* messages (msg.c) */
+int pems_msg_setup(struct pems_rt *rt);
+void pems_msg_teardown(struct pems_rt *rt);
+void pems_msg_append(struct pems_worker *w, unsigned dst, const struct pems_rec *r,
+		     const void *p1, size_t n1, const void *p2, size_t n2);
+void pems_msg_flush(struct pems_worker *w);
+void pems_msg_swap(struct pems_rt *rt);	/* at the barrier: out -> in */
+void pems_msg_deliver(struct pems_worker *w, struct pems_vp *vp);
+size_t pems_msg_bounce_size(unsigned k, size_t chunk);
+
+/* registration lookups (bsp.c) */
+struct pems_reg *pems_reg_find_addr(struct pems_vp *vp, const void *addr, uint64_t step);
+struct pems_reg *pems_reg_find_id(struct pems_vp *vp, uint64_t id);
+
+/* collectives (coll.c) */
+void pems_coll_barrier(struct pems_rt *rt);
+void pems_coll_free(struct pems_rt *rt);
+void pems_coll_contribute(struct pems_vp *vp, const char *name, enum pems_coll_kind kind,
+			  const void *in, size_t count, size_t elem, enum pems_type type,
+			  enum pems_op op, pems_user_op uop, unsigned root);
+size_t pems_type_size(enum pems_type t);
+void pems_get_record(struct pems_worker *w, const struct pems_get *g);
+void pems_coll_deliver(struct pems_rt *rt, struct pems_vp *vp);
+void pems_gets_serve(struct pems_rt *rt);
+void pems_gets_deliver(struct pems_rt *rt, struct pems_vp *vp);
+
+/* io completions: every request the runtime submits is embedded in one */
+struct pems_ioop {
+	struct pems_io_req req;
+	void (*done)(struct pems_worker *w, struct pems_ioop *op);
+	void *obj;
+};
+
+#endif

@@ -1,0 +1,708 @@
+/*
+ * sched.c - workers, supersteps and the barrier.
+ *
+ * The thread that starts the runtime drives supersteps; k worker threads
+ * run VPs.  In each superstep every live VP runs once, up to its next
+ * bsp_sync (or its end):
+ *
+ *   worker:  claim(cur) swap_in(cur)
+ *            loop: claim(nxt) swap_in(nxt)        -- prefetch, async
+ *                  wait(cur) deliver(cur) run(cur)
+ *                  keep(cur) or swap_out(cur)     -- write-back, async
+ *                  cur = nxt
+ *            wait for its I/O; report done
+ *   driver:  when all workers are done: serve gets, combine collectives,
+ *            turn message streams around, superstep++, go.
+ *
+ * Invariants:
+ *  (1) VPs are claimed from one atomic counter in increasing order, so
+ *      each worker runs its VPs in increasing pid order (msg.c (1));
+ *  (2) at the barrier no I/O is in flight and no VP runs: every context
+ *      is either resident or wholly on disk, every message chunk either in
+ *      memory or wholly written;
+ *  (3) a VP's code never caches the worker or the thread it runs on
+ *      across a sync: pems_self() reads a thread-local each call.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "runtime.h"
+
+struct pems_rt *pems_rt;
+static __thread struct pems_worker *tls_worker;
+static struct pems_stats last_stats;
+
+double pems_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+__attribute__((noinline)) struct pems_worker *pems_self_worker(void)
+{
+	struct pems_worker *w = tls_worker;
+
+	__asm__ volatile("" ::: "memory");
+	return w;
+}
+
+__attribute__((noinline)) struct pems_vp *pems_self(void)
+{
+	struct pems_worker *w = pems_self_worker();
+
+	return w ? w->cur : NULL;
+}
+
+/* ---- cleanup on fatal errors: files an algorithm asked us to remove ---- */
+static char *cleanup_paths[16];
+static unsigned ncleanup;
+static pthread_mutex_t cleanup_lock = PTHREAD_MUTEX_INITIALIZER;
+
+PEMS_API void pems_remove_on_abort(const char *path)
+{
+	pthread_mutex_lock(&cleanup_lock);
+	if (path && ncleanup < 16)
+		cleanup_paths[ncleanup++] = strdup(path);
+	else if (!path)
+		while (ncleanup)
+			free(cleanup_paths[--ncleanup]);
+	pthread_mutex_unlock(&cleanup_lock);
+}
+
+_Noreturn void pems_die(int status)
+{
+	unsigned i;
+
+	fflush(stdout);
+	for (i = 0; i < ncleanup; i++)
+		unlink(cleanup_paths[i]);
+	fflush(stderr);
+	_exit(status);
+}
+
+_Noreturn void pems_fatal(const char *fmt, ...)
+{
+	va_list ap;
+	char buf[1024];
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "pems: error: %s\n", buf);
+	pems_die(1);
+}
+
+/* ---- scratch space ---- */
+
+static int open_scratch(struct pems_rt *rt, unsigned dir, const char *name,
+			int *fd_out)
+{
+	char path[4096];
+	bool direct;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/pems-%d-%s", rt->tmpdir[dir], (int)getpid(), name);
+	fd = pems_io_open(path, O_RDWR | O_CREAT | O_TRUNC, 0600, &direct);
+	if (fd < 0) {
+		fprintf(stderr, "pems: error: cannot create scratch file %s: %s; check --tmp / PEMS_TMP\n",
+			path, strerror(-fd));
+		return fd;
+	}
+	/* scratch vanishes with the process, even on a crash */
+	unlink(path);
+	*fd_out = fd;
+	return 0;
+}
+
+static char *expand_rank(const char *dir, unsigned rank)
+{
+	char buf[4096], *o = buf;
+	const char *s;
+
+	for (s = dir; *s && o < buf + sizeof(buf) - 16; s++) {
+		if (s[0] == '%' && s[1] == 'r') {
+			o += sprintf(o, "%u", rank);
+			s++;
+		} else {
+			*o++ = *s;
+		}
+	}
+	*o = 0;
+	return strdup(buf);
+}
+
+static int scratch_setup(struct pems_rt *rt)
+{
+	const char *def = getenv("TMPDIR");
+	unsigned i;
+
+	if (!rt->cfg.ntmp) {
+		rt->cfg.tmp[0] = def && *def ? def : "pems-tmp";
+		rt->cfg.ntmp = 1;
+		if (!(def && *def))
+			mkdir("pems-tmp", 0700);
+	}
+	rt->ndirs = rt->cfg.ntmp;
+	for (i = 0; i < rt->ndirs; i++) {
+		struct statvfs sv;
+		struct stat st;
+		char *d = expand_rank(rt->cfg.tmp[i], rt->rank);
+
+		rt->tmpdir[i] = d;
+		if (stat(d, &st) || !S_ISDIR(st.st_mode)) {
+			fprintf(stderr, "pems: error: scratch dir %s: %s; create it or pass another --tmp\n",
+				d, errno ? strerror(errno) : "not a directory");
+			return -PEMS_E_SCRATCH;
+		}
+		if (access(d, W_OK)) {
+			fprintf(stderr, "pems: error: scratch dir %s: not writable; pass another --tmp\n", d);
+			return -PEMS_E_SCRATCH;
+		}
+		if (!statvfs(d, &sv) && (uint64_t)sv.f_bavail * sv.f_frsize < PEMS_MIN_SCRATCH) {
+			fprintf(stderr, "pems: error: scratch dir %s: only %llu MiB free, pems needs at least %u MiB; free space or pass another --tmp\n",
+				d, (unsigned long long)((uint64_t)sv.f_bavail * sv.f_frsize >> 20),
+				PEMS_MIN_SCRATCH >> 20);
+			return -PEMS_E_SCRATCH;
+		}
+		if (open_scratch(rt, i, "ctx", &rt->ctx_fd[i]))
+			return -PEMS_E_SCRATCH;
+	}
+	return 0;
+}
+
+/* ---- workers ---- */
+
+static struct pems_vp *claim(struct pems_rt *rt)
+{
+	for (;;) {
+		unsigned i = atomic_fetch_add(&rt->next_vp, 1);
+
+		if (i >= rt->vlocal)
+			return NULL;
+		if (rt->vps[i].state != VP_ENDED)
+			return &rt->vps[i];
+	}
+}
+
+static void vp_trampoline(void)
+{
+	struct pems_rt *rt = pems_rt;
+
+	rt->entry(rt->entry_arg);
+	pems_vp_end();
+}
+
+static void run(struct pems_worker *w, struct pems_vp *vp)
+{
+	double t0;
+
+	if (vp->state == VP_NEW) {
+		getcontext(&vp->uc);
+		vp->uc.uc_stack.ss_sp = vp->base + w->rt->mu - w->rt->stack;
+		vp->uc.uc_stack.ss_size = w->rt->stack;
+		vp->uc.uc_link = NULL;
+		makecontext(&vp->uc, vp_trampoline, 0);
+	}
+	vp->state = VP_RUNNING;
+	vp->sent_bytes = 0;
+	w->cur = vp;
+	t0 = pems_now();
+	if (swapcontext(&w->uc, &vp->uc))
+		pems_fatal("swapcontext: %s", strerror(errno));
+	w->compute += pems_now() - t0;
+	w->cur = NULL;
+	if (vp->sent_bytes > w->h_max)
+		w->h_max = vp->sent_bytes;
+	w->h_bytes += vp->sent_bytes;
+}
+
+static size_t saved_sp(struct pems_rt *rt, struct pems_vp *vp)
+{
+	size_t lo = rt->mu - rt->stack, sp;
+
+#if defined(__x86_64__)
+	sp = (size_t)((char *)vp->uc.uc_mcontext.gregs[REG_RSP] - vp->base);
+	sp = sp > 256 ? sp - 256 : 0;	/* red zone */
+#else
+	sp = lo;
+#endif
+	sp &= ~(size_t)(PEMS_PAGE - 1);
+	if (vp->state == VP_ENDED && !(vp->lid == 0 && rt->post_bsp))
+		return rt->mu;
+	return sp < lo ? lo : sp;
+}
+
+/* After a VP's superstep: keep it resident if the cache has room, else
+ * start writing it back (context.c invariant 4). */
+static void finish(struct pems_worker *w, struct pems_vp *vp)
+{
+	struct pems_rt *rt = w->rt;
+	size_t used;
+
+	vp->sp_off = saved_sp(rt, vp);
+	used = ((vp->heap.brk + PEMS_PAGE - 1) & ~(size_t)(PEMS_PAGE - 1)) + (rt->mu - vp->sp_off);
+	if (vp->state != VP_ENDED || (vp->lid == 0 && rt->post_bsp)) {
+		size_t c = atomic_fetch_add(&rt->cached, used);
+
+		if (c + used <= rt->cache_limit) {
+			pems_ctx_trim(rt, vp);
+			vp->cached = true;
+			vp->cached_bytes = used;
+			atomic_fetch_sub(&rt->resident, vp->reserved - used);
+			vp->reserved = used;
+			return;
+		}
+		atomic_fetch_sub(&rt->cached, used);
+	}
+	pems_ctx_swap_out(w, vp);
+}
+
+static void worker_superstep(struct pems_worker *w)
+{
+	struct pems_rt *rt = w->rt;
+	struct pems_vp *cur = claim(rt), *nxt;
+
+	if (cur)
+		pems_ctx_swap_in(w, cur);
+	while (cur) {
+		/* context.c invariant (4): prefetch only once at most one
+		 * write-back of ours is still in flight */
+		while (w->writebacks > 1)
+			pems_worker_reap(w, 1);
+		nxt = claim(rt);
+		if (nxt)
+			pems_ctx_swap_in(w, nxt);
+		pems_ctx_wait(w, cur);
+		pems_gets_deliver(rt, cur);
+		w->cur = cur;		/* deliveries allocate in cur's heap */
+		pems_msg_deliver(w, cur);
+		pems_coll_deliver(rt, cur);
+		w->cur = NULL;
+		run(w, cur);
+		finish(w, cur);
+		pems_worker_reap(w, 0);
+		cur = nxt;
+	}
+	pems_msg_flush(w);
+}
+
+static void *worker_main(void *arg)
+{
+	struct pems_worker *w = arg;
+	struct pems_rt *rt = w->rt;
+	uint64_t gen = 0;
+
+	tls_worker = w;
+	for (;;) {
+		pthread_mutex_lock(&rt->lock);
+		while (rt->go_gen == gen && !rt->quit)
+			pthread_cond_wait(&rt->go, &rt->lock);
+		if (rt->quit) {
+			pthread_mutex_unlock(&rt->lock);
+			break;
+		}
+		gen = rt->go_gen;
+		pthread_mutex_unlock(&rt->lock);
+		worker_superstep(w);
+		pthread_mutex_lock(&rt->lock);
+		if (++rt->workers_done == rt->k)
+			pthread_cond_signal(&rt->done);
+		pthread_mutex_unlock(&rt->lock);
+	}
+	return NULL;
+}
+
+static int engine_create(struct pems_rt *rt, struct pems_io **io)
+{
+	static bool warned;
+	enum pems_io_backend b = (enum pems_io_backend)rt->cfg.io;
+	int rc = pems_io_create(io, b, rt->cfg.qdepth);
+
+	if (rc && b != PEMS_IO_SYNC) {
+		if (!warned && !rt->cfg.quiet)
+			fprintf(stderr, "pems: warning: I/O backend %s unavailable (%s); using sync\n",
+				pems_io_backend_name(b), strerror(-rc));
+		warned = true;
+		rc = pems_io_create(io, PEMS_IO_SYNC, rt->cfg.qdepth);
+	}
+	return rc;
+}
+
+static int workers_setup(struct pems_rt *rt)
+{
+	unsigned i;
+	int rc;
+
+	rt->workers = calloc(rt->k, sizeof(*rt->workers));
+	if (!rt->workers)
+		return -ENOMEM;
+	for (i = 0; i < rt->k; i++) {
+		struct pems_worker *w = &rt->workers[i];
+		char name[32];
+
+		w->rt = rt;
+		w->id = i;
+		rc = engine_create(rt, &w->io);
+		if (rc)
+			return rc;
+		w->out = calloc(rt->vlocal, sizeof(*w->out));
+		w->bounce_size = pems_msg_bounce_size(rt->k, rt->chunk_size);
+		w->bounce = pems_io_alloc(w->bounce_size);
+		if (!w->out || !w->bounce)
+			return -ENOMEM;
+		snprintf(name, sizeof(name), "msg%u.0", i);
+		if (open_scratch(rt, i % rt->ndirs, name, &w->msg_fd[0]))
+			return -PEMS_E_SCRATCH;
+		snprintf(name, sizeof(name), "msg%u.1", i);
+		if (open_scratch(rt, i % rt->ndirs, name, &w->msg_fd[1]))
+			return -PEMS_E_SCRATCH;
+	}
+	for (i = 0; i < rt->k; i++) {
+		rc = pthread_create(&rt->workers[i].thread, NULL, worker_main, &rt->workers[i]);
+		if (rc)
+			return -rc;
+	}
+	return 0;
+}
+
+static void workers_stop(struct pems_rt *rt)
+{
+	unsigned i;
+
+	pthread_mutex_lock(&rt->lock);
+	rt->quit = true;
+	pthread_cond_broadcast(&rt->go);
+	pthread_mutex_unlock(&rt->lock);
+	for (i = 0; i < rt->k; i++)
+		if (rt->workers[i].thread)
+			pthread_join(rt->workers[i].thread, NULL);
+}
+
+/* ---- statistics ---- */
+
+static void stats_collect(struct pems_rt *rt, struct pems_stats *st)
+{
+	unsigned i;
+
+	memset(st, 0, sizeof(*st));
+	for (i = 0; i < rt->k; i++) {
+		struct pems_worker *w = &rt->workers[i];
+
+		st->ctx_read += w->ctx_read;
+		st->ctx_written += w->ctx_written;
+		st->msg_read += w->msg_read;
+		st->msg_written += w->msg_written;
+		st->file_read += w->file_read;
+		st->file_written += w->file_written;
+		st->h_bytes += w->h_bytes;
+		if (w->h_max > st->h_max)
+			st->h_max = w->h_max;
+		st->compute_secs += w->compute;
+		st->io_wait_secs += w->io_wait;
+	}
+	st->supersteps = rt->supersteps;
+	st->total_secs = pems_now() - rt->t0;
+	st->peak_resident = rt->peak_resident;
+}
+
+PEMS_API void pems_get_stats(struct pems_stats *out)
+{
+	if (pems_rt)
+		stats_collect(pems_rt, out);
+	else
+		*out = last_stats;
+}
+
+static void stats_print(const struct pems_rt *rt, const struct pems_stats *st)
+{
+	fprintf(stderr,
+		"pems: stats: v=%u k=%u mu=%zuM mem=%zuM supersteps=%llu time=%.3fs compute=%.3fs io_wait=%.3fs\n"
+		"pems: stats: context read=%llu written=%llu; messages read=%llu written=%llu; files read=%llu written=%llu (bytes)\n"
+		"pems: stats: h total=%llu max=%llu; peak resident contexts=%llu bytes\n",
+		rt->v, rt->k, rt->mu >> 20, rt->cfg.mem >> 20,
+		(unsigned long long)st->supersteps, st->total_secs, st->compute_secs,
+		st->io_wait_secs, (unsigned long long)st->ctx_read,
+		(unsigned long long)st->ctx_written, (unsigned long long)st->msg_read,
+		(unsigned long long)st->msg_written, (unsigned long long)st->file_read,
+		(unsigned long long)st->file_written, (unsigned long long)st->h_bytes,
+		(unsigned long long)st->h_max, (unsigned long long)st->peak_resident);
+}
+
+static void stats_json(const struct pems_rt *rt, const struct pems_stats *st, const char *path)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f) {
+		fprintf(stderr, "pems: warning: cannot write stats to %s: %s\n", path, strerror(errno));
+		return;
+	}
+	fprintf(f, "{\"v\": %u, \"k\": %u, \"p\": %u, \"mu\": %zu, \"mem\": %zu, \"supersteps\": %llu,"
+		" \"total_secs\": %.6f, \"compute_secs\": %.6f, \"io_wait_secs\": %.6f,"
+		" \"ctx_read\": %llu, \"ctx_written\": %llu, \"msg_read\": %llu, \"msg_written\": %llu,"
+		" \"file_read\": %llu, \"file_written\": %llu, \"h_bytes\": %llu, \"h_max\": %llu,"
+		" \"peak_resident\": %llu}\n",
+		rt->v, rt->k, rt->nranks, rt->mu, rt->cfg.mem, (unsigned long long)st->supersteps,
+		st->total_secs, st->compute_secs, st->io_wait_secs,
+		(unsigned long long)st->ctx_read, (unsigned long long)st->ctx_written,
+		(unsigned long long)st->msg_read, (unsigned long long)st->msg_written,
+		(unsigned long long)st->file_read, (unsigned long long)st->file_written,
+		(unsigned long long)st->h_bytes, (unsigned long long)st->h_max,
+		(unsigned long long)st->peak_resident);
+	fclose(f);
+}
+
+/* ---- the driver ---- */
+
+static void check_ends(struct pems_rt *rt)
+{
+	unsigned i, ended = 0, first_end = 0;
+
+	for (i = 0; i < rt->vlocal; i++)
+		if (rt->vps[i].state == VP_ENDED && !ended++)
+			first_end = i;
+	if (ended && ended != rt->vlocal) {
+		for (i = 0; i < rt->vlocal; i++)
+			if (rt->vps[i].state != VP_ENDED)
+				break;
+		pems_fatal("bsp_end: VP %u ended in superstep %llu while VP %u called bsp_sync; every VP must reach bsp_end in the same superstep",
+			   rt->vps[first_end].pid, (unsigned long long)rt->superstep,
+			   rt->vps[i].pid);
+	}
+	rt->ended = ended;
+}
+
+static void superstep(struct pems_rt *rt)
+{
+	pthread_mutex_lock(&rt->lock);
+	atomic_store(&rt->next_vp, 0);
+	rt->workers_done = 0;
+	rt->go_gen++;
+	pthread_cond_broadcast(&rt->go);
+	while (rt->workers_done < rt->k)
+		pthread_cond_wait(&rt->done, &rt->lock);
+	pthread_mutex_unlock(&rt->lock);
+}
+
+static int rt_init(struct pems_rt *rt, unsigned maxprocs)
+{
+	int rc;
+
+	rc = pems_config_derive(&rt->cfg, maxprocs, &rt->d);
+	if (rc)
+		return rc;
+	rt->v = rt->cfg.procs;
+	rt->k = rt->cfg.threads > 64 ? 64 : rt->cfg.threads;
+	rt->nranks = 1;
+	rt->rank = 0;
+	rt->first = 0;
+	rt->vlocal = rt->v;
+	rt->mu = rt->cfg.mu;
+	rt->stack = rt->cfg.stack;
+	rt->cache_limit = rt->d.ctx_budget - (size_t)PEMS_SLOTS * rt->k * rt->mu;
+	pthread_mutex_init(&rt->lock, NULL);
+	pthread_cond_init(&rt->go, NULL);
+	pthread_cond_init(&rt->done, NULL);
+	rc = scratch_setup(rt);
+	if (rc)
+		return rc;
+	rc = pems_ctx_setup(rt);
+	if (rc)
+		return rc;
+	rc = pems_msg_setup(rt);
+	if (rc)
+		return rc;
+	pthread_mutex_init(&rt->coll.lock, NULL);
+	return workers_setup(rt);
+}
+
+static void rt_free(struct pems_rt *rt)
+{
+	unsigned i;
+
+	pems_msg_teardown(rt);
+	if (rt->workers) {
+		for (i = 0; i < rt->k; i++) {
+			struct pems_worker *w = &rt->workers[i];
+
+			pems_io_destroy(w->io);
+			free(w->out);
+			free(w->bounce);
+			free(w->gets);
+			if (w->msg_fd[0] > 0)
+				close(w->msg_fd[0]);
+			if (w->msg_fd[1] > 0)
+				close(w->msg_fd[1]);
+		}
+		free(rt->workers);
+	}
+	pems_coll_free(rt);
+	pems_ctx_teardown(rt);
+	for (i = 0; i < rt->ndirs; i++) {
+		if (rt->ctx_fd[i] > 0)
+			close(rt->ctx_fd[i]);
+		free(rt->tmpdir[i]);
+	}
+}
+
+/* VP 0 continues after bsp_end on the calling thread (BSPlib: code after
+ * bsp_end runs on process 0 only). */
+static void run_post_bsp(struct pems_rt *rt)
+{
+	struct pems_worker mw;
+	struct pems_vp *vp = &rt->vps[0];
+
+	memset(&mw, 0, sizeof(mw));
+	mw.rt = rt;
+	if (engine_create(rt, &mw.io))
+		pems_fatal("cannot create an I/O engine");
+	pems_ctx_swap_in(&mw, vp);
+	pems_ctx_wait(&mw, vp);
+	tls_worker = &mw;
+	mw.cur = vp;
+	vp->state = VP_RUNNING;
+	rt->post_bsp = false;
+	swapcontext(&mw.uc, &vp->uc);
+	tls_worker = NULL;
+	pems_io_destroy(mw.io);
+}
+
+static struct pems_config next_cfg;
+static bool have_cfg;
+
+PEMS_API int pems_configure(const struct pems_config *cfg)
+{
+	if (pems_rt)
+		return -EBUSY;
+	if (cfg->ntmp > PEMS_MAX_TMP || cfg->threads > 64)
+		return -EINVAL;
+	next_cfg = *cfg;
+	have_cfg = true;
+	return 0;
+}
+
+PEMS_API const struct pems_config *pems_current_config(void)
+{
+	if (pems_rt)
+		return &pems_rt->cfg;
+	if (!have_cfg) {
+		pems_config_init(&next_cfg);
+		have_cfg = true;
+	}
+	return &next_cfg;
+}
+
+void (*pems_progress_fn)(uint64_t, void *);
+void *pems_progress_arg;
+
+PEMS_API void pems_set_progress(void (*fn)(uint64_t, void *), void *arg)
+{
+	if (pems_rt) {
+		pems_rt->progress = fn;
+		pems_rt->progress_arg = arg;
+	}
+	pems_progress_fn = fn;
+	pems_progress_arg = arg;
+}
+
+int pems_rt_run(void (*entry)(void *), void *arg, unsigned maxprocs)
+{
+	struct pems_rt *rt;
+	struct pems_stats st;
+	int rc;
+
+	if (pems_rt)
+		return -EBUSY;
+	rt = calloc(1, sizeof(*rt));
+	if (!rt)
+		return -ENOMEM;
+	rt->cfg = *pems_current_config();
+	rt->entry = entry;
+	rt->entry_arg = arg;
+	rt->t0 = pems_now();
+	rt->progress = pems_progress_fn;
+	rt->progress_arg = pems_progress_arg;
+	rc = rt_init(rt, maxprocs);
+	if (rc) {
+		workers_stop(rt);
+		rt_free(rt);
+		free(rt);
+		return rc;
+	}
+	pems_rt = rt;
+	for (;;) {
+		superstep(rt);
+		rt->supersteps++;
+		check_ends(rt);
+		if (rt->ended == rt->vlocal)
+			break;
+		pems_gets_serve(rt);
+		pems_coll_barrier(rt);
+		pems_msg_swap(rt);
+		rt->superstep++;
+		if (rt->progress)
+			rt->progress(rt->superstep, rt->progress_arg);
+	}
+	workers_stop(rt);
+	stats_collect(rt, &st);
+	last_stats = st;
+	if (rt->cfg.stats)
+		stats_print(rt, &st);
+	if (rt->cfg.stats_json)
+		stats_json(rt, &st, rt->cfg.stats_json);
+	if (rt->post_bsp)
+		run_post_bsp(rt);
+	rc = rt->exit_code;
+	pems_rt = NULL;
+	rt_free(rt);
+	free(rt);
+	return rc;
+}
+
+/* Called on the VP's own stack. */
+void pems_vp_sync(void)
+{
+	struct pems_vp *vp = pems_self();
+	struct pems_worker *w = pems_self_worker();
+
+	vp->state = VP_READY;
+	swapcontext(&vp->uc, &w->uc);
+	/* resumed: possibly on another worker thread (invariant 3) */
+}
+
+_Noreturn void pems_vp_end(void)
+{
+	struct pems_vp *vp = pems_self();
+	struct pems_worker *w = pems_self_worker();
+
+	vp->state = VP_ENDED;
+	setcontext(&w->uc);
+	abort();
+}
+
+/* bsp_end on VP 0 of a bsp_begin program: end, but keep the context so
+ * that VP 0 can run on after the last superstep. */
+void pems_vp_end_keep(void)
+{
+	struct pems_vp *vp = pems_self();
+	struct pems_worker *w = pems_self_worker();
+
+	pems_rt->post_bsp = true;
+	vp->state = VP_ENDED;
+	swapcontext(&vp->uc, &w->uc);
+}
+
+PEMS_API int pems_spmd(void (*spmd)(void *arg), void *arg)
+{
+	return pems_rt_run(spmd, arg, 0);
+}
