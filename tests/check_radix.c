@@ -1,0 +1,225 @@
+/*
+ * check_radix.c - the local sort kernels against qsort.
+ */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+#include "sort/radix.h"
+
+#define REC 100
+
+static uint64_t splitmix(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+enum shape { RANDOM, EQUAL, SORTED, REVERSE, FEW, LOW_BITS, HIGH_BITS, NSHAPES };
+
+static uint64_t key_of(enum shape sh, size_t i, size_t n, uint64_t *seed)
+{
+	switch (sh) {
+	case RANDOM:
+		return splitmix(seed);
+	case EQUAL:
+		return 0x0123456789abcdefULL;
+	case SORTED:
+		return (uint64_t)i * 0x10001ULL;
+	case REVERSE:
+		return (uint64_t)(n - i) * 0x10001ULL;
+	case FEW:
+		return (splitmix(seed) % 16) * 0x1111111111111111ULL;
+	case LOW_BITS:
+		return splitmix(seed) & 0xfff;
+	case HIGH_BITS:
+		return splitmix(seed) & 0xfff0000000000000ULL;
+	default:
+		return 0;
+	}
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void check_u64(enum shape sh, size_t n)
+{
+	uint64_t *a = malloc(n * 8 + 8), *t = malloc(n * 8 + 8);
+	uint64_t *ref = malloc(n * 8 + 8), seed = n * 31 + sh;
+	size_t i;
+
+	ck_assert_ptr_nonnull(a);
+	for (i = 0; i < n; i++)
+		a[i] = ref[i] = key_of(sh, i, n, &seed);
+	qsort(ref, n, 8, cmp_u64);
+	pems_radix_sort_u64(a, t, n);
+	/* one assertion per array: Check logs every assertion it passes */
+	for (i = 0; i < n && a[i] == ref[i]; i++)
+		;
+	ck_assert_msg(i == n, "shape %d n %zu: key %zu differs", sh, n, i);
+	free(a);
+	free(t);
+	free(ref);
+}
+
+static const size_t sizes[] = { 0, 1, 2, 3, 31, 32, 33, 100, 257, 4095,
+				4097, 65536, 65537, 300000 };
+#define NSIZES (sizeof(sizes) / sizeof(sizes[0]))
+
+START_TEST(u64_matches_qsort)
+{
+	size_t k;
+
+	for (k = 0; k < NSIZES; k++)
+		check_u64((enum shape)_i, sizes[k]);
+}
+END_TEST
+
+START_TEST(u64_large_random)
+{
+	check_u64(RANDOM, 3000000);
+	check_u64(FEW, 2000000);
+}
+END_TEST
+
+/* ---- rec100: key from the shape, payload = input index (stability) ---- */
+
+static void make_rec(uint8_t *r, enum shape sh, size_t i, size_t n,
+		     uint64_t *seed)
+{
+	uint64_t k = key_of(sh, i, n, seed);
+	uint64_t tail = sh == RANDOM ? splitmix(seed) : k * 7;
+	uint32_t idx = (uint32_t)i;
+	size_t b;
+
+	for (b = 0; b < 8; b++)
+		r[b] = (uint8_t)(k >> (56 - 8 * b));
+	r[8] = (uint8_t)(tail >> 8);
+	r[9] = (uint8_t)tail;
+	if (sh == FEW)		/* equal prefixes, tails decide */
+		r[9] = (uint8_t)(splitmix(seed) & 3);
+	memset(r + 10, (int)(i & 0xff), REC - 10);
+	memcpy(r + 10, &idx, sizeof(idx));
+}
+
+/* Reference order: key, then input index: what a stable sort gives. */
+static int cmp_rec(const void *a, const void *b)
+{
+	uint32_t x, y;
+	int c = memcmp(a, b, 10);
+
+	if (c)
+		return c;
+	memcpy(&x, (const uint8_t *)a + 10, 4);
+	memcpy(&y, (const uint8_t *)b + 10, 4);
+	return x < y ? -1 : x > y;
+}
+
+static void check_rec(enum shape sh, size_t n)
+{
+	uint8_t *r = malloc(n * REC + 1), *t = malloc(n * REC + 1);
+	uint8_t *ref = malloc(n * REC + 1);
+	uint64_t seed = n * 17 + sh;
+	size_t i;
+
+	ck_assert_ptr_nonnull(r);
+	for (i = 0; i < n; i++)
+		make_rec(r + i * REC, sh, i, n, &seed);
+	memcpy(ref, r, n * REC);
+	qsort(ref, n, REC, cmp_rec);
+	pems_radix_sort_rec100(r, t, n);
+	for (i = 0; i < n && !memcmp(r + i * REC, ref + i * REC, REC); i++)
+		;
+	ck_assert_msg(i == n, "shape %d n %zu: record %zu differs", sh, n, i);
+	free(r);
+	free(t);
+	free(ref);
+}
+
+START_TEST(rec100_matches_stable_reference)
+{
+	size_t k;
+
+	for (k = 0; k < NSIZES; k++)
+		check_rec((enum shape)_i, sizes[k]);
+}
+END_TEST
+
+START_TEST(rec100_equal_keys_keep_input_order)
+{
+	size_t n = 5000, i;
+	uint8_t *r = malloc(n * REC), *t = malloc(n * REC);
+	uint32_t idx;
+
+	for (i = 0; i < n; i++) {
+		memset(r + i * REC, 0xab, 10);
+		idx = (uint32_t)i;
+		memset(r + i * REC + 10, 0, REC - 10);
+		memcpy(r + i * REC + 10, &idx, 4);
+	}
+	pems_radix_sort_rec100(r, t, n);
+	for (i = 0; i < n; i++) {
+		memcpy(&idx, r + i * REC + 10, 4);
+		if (idx != i)
+			break;
+	}
+	ck_assert_msg(i == n, "record %zu moved past an equal key", i);
+	free(r);
+	free(t);
+}
+END_TEST
+
+/* Unaligned buffers: the kernel must not assume malloc alignment. */
+START_TEST(rec100_unaligned_buffers)
+{
+	size_t n = 1000, i;
+	uint8_t *rb = malloc(n * REC + 3), *tb = malloc(n * REC + 5);
+	uint8_t *r = rb + 3, *t = tb + 5, *ref = malloc(n * REC);
+	uint64_t seed = 99;
+
+	for (i = 0; i < n; i++)
+		make_rec(r + i * REC, RANDOM, i, n, &seed);
+	memcpy(ref, r, n * REC);
+	qsort(ref, n, REC, cmp_rec);
+	pems_radix_sort_rec100(r, t, n);
+	ck_assert(memcmp(r, ref, n * REC) == 0);
+	free(rb);
+	free(tb);
+	free(ref);
+}
+END_TEST
+
+static Suite *radix_suite(void)
+{
+	Suite *s = suite_create("radix");
+	TCase *u = tcase_create("u64_sorts_like_qsort");
+	TCase *r = tcase_create("rec100_sorts_stably");
+
+	tcase_set_timeout(u, 120);
+	tcase_set_timeout(r, 120);
+	tcase_add_loop_test(u, u64_matches_qsort, 0, NSHAPES);
+	tcase_add_test(u, u64_large_random);
+	tcase_add_loop_test(r, rec100_matches_stable_reference, 0, NSHAPES);
+	tcase_add_test(r, rec100_equal_keys_keep_input_order);
+	tcase_add_test(r, rec100_unaligned_buffers);
+	suite_add_tcase(s, u);
+	suite_add_tcase(s, r);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(radix_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
