@@ -238,14 +238,15 @@ static void reissue_all(struct pems_io *io)
 	}
 }
 
-/* Let the backend report finished pieces (blocking for one if @wait and
- * any are in flight), then reissue unfinished requests. */
+/* Let the backend report finished pieces (blocking for one if @wait),
+ * then reissue unfinished requests.  With nothing in the backend there
+ * is nothing to report, and waiting would never end. */
 static int collect(struct pems_io *io, bool wait)
 {
 	int ret = 0;
 
-	if (io->kernel > 0 || !wait)
-		ret = io->ops->harvest(io, wait && io->kernel > 0);
+	if (io->kernel > 0)
+		ret = io->ops->harvest(io, wait);
 	reissue_all(io);
 	return ret;
 }
