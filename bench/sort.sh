@@ -1,0 +1,366 @@
+#!/bin/bash
+# bench/sort.sh - external sort: pems vs GNU sort vs STXXL vs the disk's ceiling.
+#
+#   bash bench/sort.sh [SIZE...]        sizes like 256M 1G 4G (default 1G)
+#   bash bench/sort.sh --report DIR     redo DIR's ratio table and plot
+#
+# Environment (all optional):
+#   BUILD=build         where pems-run is ($BUILD/pems-run) and where the
+#                       STXXL driver is built ($BUILD/bench/stxxl_sort)
+#   MEM=1G              memory budget given to every contender; each runs in
+#                       bench/cgrun.sh with a cgroup limit of MEM + 10 %
+#   BENCH_TMP=/var/tmp/pems-bench   scratch dir (inputs, outputs, temp files;
+#                       all contenders and fio use the same disk)
+#   RESULTS_DIR=bench/results/<date>   sort.csv, sort.png, logs/ go here
+#   IMPLS="pems pems-rec100 gnu-sort stxxl stxxl-rec100 ceiling"  contenders
+#   FIO_SIZE=2G         bytes per fio job for the I/O ceiling
+#   KEEP_DATA=1         keep generated inputs in $BENCH_TMP/data for reuse
+#   REPEAT=1            runs per contender and size (interleaved); the ratio
+#                       table and the plot use the median of the ok runs
+#
+# Contenders, for each SIZE (N bytes; inputs from `pems-run gen`, seed 42):
+#   pems          pems-run sort --format u64 on N bytes of u64 keys
+#   pems-rec100   pems-run sort --format rec100 on N bytes of 100-byte records
+#   gnu-sort      LC_ALL=C sort -S MEM --parallel=2 on the ascii100 file: the
+#                 same records as the rec100 file, as 100-byte text lines
+#   stxxl         bench/stxxl_sort.cpp (stxxl::sorter) on the u64 file
+#   stxxl-rec100  the same driver on the rec100 file (10-byte keys)
+#   ceiling       2N/read_bw + 2N/write_bw with fio's O_DIRECT sequential
+#                 bandwidths on the scratch disk (the ~4N bytes of traffic
+#                 a 2-pass sort needs, at full speed)
+# Every output is checked (untimed) with `pems-run verify --against`.
+# A contender whose binary is missing is skipped with a message.  Each run
+# prints one line:
+#   algo=sort impl=… format=… bytes=… secs=… mbps=… rss=… cg_peak=… status=…
+# (mbps = 10^6 bytes of input per second; rss = peak RSS bytes; cg_peak =
+# peak cgroup charge including page cache), then a ratio table and a
+# throughput-vs-size plot (gnuplot) are written.
+# Exit 0 if no contender failed (skips are fine), 1 otherwise.
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+ROOT=$PWD
+BUILD=${BUILD:-build}
+case "$BUILD" in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
+PEMS_RUN=${PEMS_RUN:-$BUILD/pems-run}
+MEM=${MEM:-1G}
+BENCH_TMP=${BENCH_TMP:-/var/tmp/pems-bench}
+RESULTS_DIR=${RESULTS_DIR:-$ROOT/bench/results/$(date +%F)}
+IMPLS=${IMPLS:-pems pems-rec100 gnu-sort stxxl stxxl-rec100 ceiling}
+FIO_SIZE=${FIO_SIZE:-2G}
+REPEAT=${REPEAT:-1}
+CGRUN=$ROOT/bench/cgrun.sh
+REPORT_ONLY=0
+if [[ "${1:-}" == --report ]]; then	# --report DIR: redo table+plot from DIR/sort.csv
+	REPORT_ONLY=1
+	RESULTS_DIR=${2:?usage: bench/sort.sh --report RESULTS_DIR}
+	shift 2
+fi
+SIZES=("$@")
+((${#SIZES[@]})) || SIZES=(1G)
+
+msg() { echo "sort.sh: $*" >&2; }
+die() { msg "error: $*"; exit 1; }
+
+to_bytes() {	# to_bytes 1.5G -> bytes (binary suffixes)
+	awk -v s="$1" 'BEGIN {
+		if (s !~ /^[0-9]+(\.[0-9]+)?[KkMmGgTt]?$/) exit 1
+		m = 1; u = substr(s, length(s), 1)
+		if (u ~ /[Kk]/) m = 1024; else if (u ~ /[Mm]/) m = 1024^2
+		else if (u ~ /[Gg]/) m = 1024^3; else if (u ~ /[Tt]/) m = 1024^4
+		if (m > 1) s = substr(s, 1, length(s) - 1)
+		printf "%.0f\n", s * m }'
+}
+MEM_B=$(to_bytes "$MEM") || die "bad MEM '$MEM'"
+LIMIT_B=$(awk -v m="$MEM_B" 'BEGIN { printf "%.0f", m * 1.1 }')
+FIO_B=$(to_bytes "$FIO_SIZE") || die "bad FIO_SIZE '$FIO_SIZE'"
+has_impl() { [[ " $IMPLS " == *" $1 "* ]]; }
+
+CSV=$RESULTS_DIR/sort.csv
+nfail=0
+if ((REPORT_ONLY)); then
+	[[ -f "$CSV" ]] || die "no $CSV"
+	SIZES=()
+	IMPLS=""
+	mkdir -p "$RESULTS_DIR/logs"
+else
+	mkdir -p "$BENCH_TMP/data" "$RESULTS_DIR/logs" || die "cannot create $BENCH_TMP or $RESULTS_DIR"
+	echo "impl,format,bytes,mem,limit,secs,mbps,rss_bytes,cg_peak_bytes,rc,status" >"$CSV"
+fi
+
+# ---- contenders' binaries --------------------------------------------------
+have_pems=0
+if [[ -x "$PEMS_RUN" ]]; then
+	have_pems=1
+elif ((!REPORT_ONLY)); then
+	msg "skipping pems: $PEMS_RUN not built (make all)"
+fi
+
+STXXL_BIN=$BUILD/bench/stxxl_sort
+have_stxxl=0
+if has_impl stxxl || has_impl stxxl-rec100; then
+	if [[ ! -f /usr/include/stxxl.h ]]; then
+		msg "skipping stxxl: libstxxl-dev not installed (scripts/deps.sh --bench)"
+	elif [[ -x "$STXXL_BIN" && "$STXXL_BIN" -nt bench/stxxl_sort.cpp ]]; then
+		have_stxxl=1
+	else
+		mkdir -p "$(dirname "$STXXL_BIN")"
+		# shellcheck disable=SC2046
+		if g++ -O2 -fopenmp -Wall -Wextra -o "$STXXL_BIN" bench/stxxl_sort.cpp \
+			$(pkg-config --cflags --libs stxxl 2>/dev/null || echo -lstxxl) \
+			2>"$RESULTS_DIR/logs/stxxl-build.log"; then
+			have_stxxl=1
+		else
+			msg "skipping stxxl: build failed, see $RESULTS_DIR/logs/stxxl-build.log"
+		fi
+	fi
+fi
+
+# ---- input data -------------------------------------------------------------
+# gen FORMAT BYTES OUT: `pems-run gen` (deterministic, seed 42) if it works,
+# else a stand-in: u64/rec100 from /dev/urandom, ascii100 as base64 lines of
+# 99 chars + '\n'.  The pems-generated rec100 and ascii100 files hold the
+# same keys.  An existing OUT of the right size is reused (KEEP_DATA=1).
+gen() {
+	local fmt=$1 bytes=$2 out=$3 rs=100
+	[[ "$fmt" == u64 ]] && rs=8
+	[[ -s "$out" && $(stat -c %s "$out") == "$bytes" ]] && return 0
+	if ((have_pems)) && "$PEMS_RUN" gen --format "$fmt" --count "$((bytes / rs))" --seed 42 \
+		--quiet "$out" >"$RESULTS_DIR/logs/gen-$fmt-$bytes.log" 2>&1 &&
+		[[ $(stat -c %s "$out" 2>/dev/null) == "$bytes" ]]; then
+		return 0
+	fi
+	((have_pems)) && msg "pems-run gen --format $fmt failed (see logs/gen-$fmt-$bytes.log); using a stand-in generator"
+	rm -f "$out"
+	case "$fmt" in
+	u64|rec100) head -c "$bytes" /dev/urandom >"$out" ;;
+	ascii100) (set +o pipefail; base64 -w 99 /dev/urandom | head -c "$bytes" >"$out") ;;
+	esac
+}
+
+# check IMPL FMT IN OUT LOG: `pems-run verify` OUT against IN (untimed); on
+# a mismatch mark the last CSV row "wrong".  No-op without pems-run.
+check() {
+	local impl=$1 fmt=$2 in=$3 out=$4 log=$5
+	((have_pems)) || return 0
+	if ! "$PEMS_RUN" verify --format "$fmt" "$out" --against "$in" --quiet >>"$log" 2>&1; then
+		msg "$impl output FAILED verification (see $log)"
+		sed -i '$ s/,ok$/,wrong/' "$CSV"
+		nfail=$((nfail + 1))
+	fi
+}
+
+# ---- one measured run -------------------------------------------------------
+# measure IMPL FORMAT BYTES LOG CMD...: run CMD in the cgroup, print+record.
+# Sets M_RC; status is "ok" unless the command failed.
+measure() {
+	local impl=$1 fmt=$2 bytes=$3 log=$4 line peak rss secs rc mbps status
+	shift 4
+	set +e
+	"$CGRUN" "$LIMIT_B" -- "$@" >"$log" 2>&1
+	set -e
+	line=$(grep '^cg_peak_bytes=' "$log" | tail -n 1)
+	peak=$(sed -n 's/.*cg_peak_bytes=\([0-9]*\).*/\1/p' <<<"$line")
+	rss=$(sed -n 's/.* rss_kb=\([0-9]*\).*/\1/p' <<<"$line")
+	secs=$(sed -n 's/.* secs=\([0-9.]*\).*/\1/p' <<<"$line")
+	rc=$(sed -n 's/.* rc=\([0-9]*\).*/\1/p' <<<"$line")
+	[[ -n "$rc" ]] || rc=125
+	M_RC=$rc
+	status=ok
+	((rc == 0)) || status="fail(rc=$rc$([[ "$line" == *oom_kills=* ]] && echo ",oom"))"
+	report "$impl" "$fmt" "$bytes" "${secs:-0}" "$((${rss:-0} * 1024))" "${peak:-0}" "$rc" "$status"
+	if ((rc != 0)); then
+		msg "$impl failed; last lines of $log:"
+		tail -n 5 "$log" | sed 's/^/    | /' >&2
+	fi
+}
+
+report() {	# report IMPL FORMAT BYTES SECS RSS PEAK RC STATUS
+	local mbps
+	mbps=$(awk -v b="$3" -v s="$4" 'BEGIN { if (s > 0) printf "%.1f", b / s / 1e6; else print "0" }')
+	echo "algo=sort impl=$1 format=$2 bytes=$3 secs=$4 mbps=$mbps rss=$5 cg_peak=$6 mem=$MEM_B status=$8"
+	echo "$1,$2,$3,$MEM_B,$LIMIT_B,$4,$mbps,$5,$6,$7,$8" >>"$CSV"
+	[[ "$8" == ok || "$8" == skip* ]] || nfail=$((nfail + 1))
+}
+
+skip() {	# skip IMPL FORMAT BYTES WHY
+	msg "skipping $1 at $3 bytes: $4"
+	echo "$1,$2,$3,$MEM_B,$LIMIT_B,,,,,,skip" >>"$CSV"
+}
+
+# ---- I/O ceiling (once per invocation) --------------------------------------
+READ_BW=0 WRITE_BW=0	# bytes/s
+if has_impl ceiling; then
+	if ! command -v fio >/dev/null 2>&1; then
+		msg "skipping ceiling: fio not installed (scripts/deps.sh --bench)"
+	else
+		fio_file=$BENCH_TMP/fio.dat
+		fio_job() {	# fio_job RW -> prints bandwidth in bytes/s (terse v3)
+			local rw=$1 out
+			out=$("$CGRUN" "$LIMIT_B" -- fio --name=ceiling --filename="$fio_file" \
+				--rw="$rw" --bs=8M --size="$FIO_B" --direct=1 --ioengine=libaio \
+				--iodepth=4 --numjobs=1 --end_fsync=1 --minimal --terse-version=3 \
+				2>>"$RESULTS_DIR/logs/fio.log")
+			echo "$out" >>"$RESULTS_DIR/logs/fio.log"
+			# field 7: read bw KiB/s, field 48: write bw KiB/s
+			awk -F';' -v rw="$rw" '$1 == 3 { printf "%.0f\n", (rw == "read" ? $7 : $48) * 1024; exit }' <<<"$out"
+		}
+		WRITE_BW=$(fio_job write || echo 0)
+		READ_BW=$(fio_job read || echo 0)
+		rm -f "$fio_file"
+		if [[ -z "$READ_BW" || -z "$WRITE_BW" || "$READ_BW" == 0 || "$WRITE_BW" == 0 ]]; then
+			msg "fio failed (see $RESULTS_DIR/logs/fio.log); no ceiling"
+			READ_BW=0 WRITE_BW=0
+			nfail=$((nfail + 1))
+		else
+			msg "disk ceiling (fio O_DIRECT 8 MiB sequential): read $((READ_BW / 1000000)) MB/s, write $((WRITE_BW / 1000000)) MB/s"
+		fi
+	fi
+fi
+
+# ---- the runs ---------------------------------------------------------------
+# run_impl IMPL: one measured run of IMPL at size N (uses N, U64, R100, ASC,
+# OUT, TMPD, L from the size loop), then the untimed output check.
+run_impl() {
+	local impl=$1 log=$L/$1-$N.r$rep.log
+	rm -rf "$OUT" "$OUT".tmp.* "$TMPD"	# (an OOM-killed run may leave OUT.tmp.*)
+	mkdir -p "$TMPD"
+	case "$impl" in
+	pems|pems-rec100)
+		local fmt=u64 in=$U64
+		[[ "$impl" == pems-rec100 ]] && fmt=rec100 in=$R100
+		if ((!have_pems)); then
+			skip "$impl" "$fmt" "$N" "pems-run not built"
+			return 0
+		fi
+		measure "$impl" "$fmt" "$N" "$log" \
+			"$PEMS_RUN" sort --format "$fmt" --mem "$MEM_B" --tmp "$TMPD" \
+			"$in" "$OUT" --quiet --stats-json "$RESULTS_DIR/$impl-$N.r$rep.json"
+		((M_RC)) || check "$impl" "$fmt" "$in" "$OUT" "$log" ;;
+	gnu-sort)
+		measure gnu-sort ascii100 "$N" "$log" \
+			env LC_ALL=C sort -S "${MEM_B}b" --parallel=2 -T "$TMPD" -o "$OUT" "$ASC"
+		((M_RC)) || check gnu-sort ascii100 "$ASC" "$OUT" "$log" ;;
+	stxxl|stxxl-rec100)
+		local fmt=u64 in=$U64
+		[[ "$impl" == stxxl-rec100 ]] && fmt=rec100 in=$R100
+		if ((!have_stxxl)); then
+			skip "$impl" "$fmt" "$N" "STXXL driver not available"
+			return 0
+		fi
+		measure "$impl" "$fmt" "$N" "$log" \
+			"$STXXL_BIN" --format "$fmt" "$MEM_B" "$TMPD" "$in" "$OUT"
+		((M_RC)) || check "$impl" "$fmt" "$in" "$OUT" "$log" ;;
+	esac
+	return 0
+}
+
+for size in "${SIZES[@]}"; do
+	N=$(to_bytes "$size") || die "bad size '$size'"
+	N=$((N / 800 * 800))	# whole u64 keys and whole 100-byte records
+	((N > 0)) || die "size '$size' is too small"
+	free=$(df -B1 --output=avail "$BENCH_TMP" | tail -n 1)
+	if ((free < 5 * N + (1 << 30))); then
+		msg "skipping size $size: needs ~$(((5 * N) >> 30)) GiB free in $BENCH_TMP, has $((free >> 30)) GiB"
+		continue
+	fi
+	U64=$BENCH_TMP/data/u64-$N.in
+	R100=$BENCH_TMP/data/rec100-$N.in
+	ASC=$BENCH_TMP/data/ascii100-$N.in
+	OUT=$BENCH_TMP/out
+	TMPD=$BENCH_TMP/tmp
+	L=$RESULTS_DIR/logs
+	msg "size $size ($N bytes): generating inputs"
+	if has_impl pems || has_impl stxxl; then gen u64 "$N" "$U64"; fi
+	if has_impl pems-rec100 || has_impl stxxl-rec100; then gen rec100 "$N" "$R100"; fi
+	if has_impl gnu-sort; then gen ascii100 "$N" "$ASC"; fi
+
+	for ((rep = 1; rep <= REPEAT; rep++)); do
+		for impl in pems pems-rec100 gnu-sort stxxl stxxl-rec100; do
+			if has_impl "$impl"; then run_impl "$impl"; fi
+		done
+	done
+	if has_impl ceiling && ((READ_BW > 0)); then
+		secs=$(awk -v n="$N" -v r="$READ_BW" -v w="$WRITE_BW" 'BEGIN { printf "%.2f", 2 * n / r + 2 * n / w }')
+		report ceiling - "$N" "$secs" 0 0 0 ok
+	fi
+	rm -rf "$OUT" "$OUT".tmp.* "$TMPD"
+	[[ "${KEEP_DATA:-0}" == 1 ]] || rm -f "$U64" "$R100" "$ASC"
+done
+rmdir "$BENCH_TMP/data" "$BENCH_TMP" 2>/dev/null || true
+
+# ---- summary, ratio table, plot ---------------------------------------------
+# sort-summary.csv: impl,bytes,runs,median secs,median MB/s over the ok runs.
+SUM=$RESULTS_DIR/sort-summary.csv
+awk -F, 'NR > 1 && $11 == "ok" { k = $1 "," $3; n[k]++; v[k, n[k]] = $6 }
+END {
+	print "impl,bytes,runs,secs,mbps"
+	for (k in n) {
+		m = n[k]
+		for (i = 1; i <= m; i++) a[i] = v[k, i] + 0
+		for (i = 2; i <= m; i++)	# insertion sort (mawk has no asort)
+			for (j = i; j > 1 && a[j - 1] > a[j]; j--) { x = a[j]; a[j] = a[j - 1]; a[j - 1] = x }
+		med = (m % 2) ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2
+		split(k, f, ",")
+		printf "%s,%s,%d,%.2f,%.1f\n", f[1], f[2], m, med, (med > 0 ? f[2] / med / 1e6 : 0)
+	}
+}' "$CSV" >"$SUM"
+
+# ratio X/pems = secs(X) / secs(pems): > 1 means pems is faster;
+# ceiling/pems = the fraction of the I/O ceiling pems reaches.
+echo
+echo "median secs; ratios = secs(other) / secs(pems): >1 = pems faster; ceil/pems = fraction of the I/O ceiling"
+awk -F, 'NR > 1 { t[$2 "," $1] = $4; sz[$2] = 1 }
+function r(a, b) { return (a != "" && b != "" && b > 0) ? sprintf("%.2f", a / b) : "n/a" }
+function v(x) { return x != "" ? x : "n/a" }
+END {
+	printf "%11s %7s %7s %7s %7s %7s %7s | %8s %8s %8s | %8s %8s %8s\n", "bytes",
+		"pems", "p-rec", "gnu", "stxxl", "s-rec", "ceil",
+		"stxxl/p", "ceil/p", "gnu/p", "gnu/p-r", "s-rec/p-r", "ceil/p-r"
+	n = 0
+	for (b in sz) keys[++n] = b + 0
+	for (i = 2; i <= n; i++)
+		for (j = i; j > 1 && keys[j - 1] > keys[j]; j--) { x = keys[j]; keys[j] = keys[j - 1]; keys[j - 1] = x }
+	for (i = 1; i <= n; i++) {
+		b = keys[i]
+		p = t[b ",pems"]; pr = t[b ",pems-rec100"]; g = t[b ",gnu-sort"]
+		s = t[b ",stxxl"]; sr = t[b ",stxxl-rec100"]; c = t[b ",ceiling"]
+		printf "%11s %7s %7s %7s %7s %7s %7s | %8s %8s %8s | %8s %8s %8s\n", b,
+			v(p), v(pr), v(g), v(s), v(sr), v(c),
+			r(s, p), r(c, p), r(g, p), r(g, pr), r(sr, pr), r(c, pr)
+	}
+}' "$SUM" | tee "$RESULTS_DIR/sort-ratios.txt"
+
+if command -v gnuplot >/dev/null 2>&1; then
+	plot=""
+	for impl in pems pems-rec100 gnu-sort stxxl stxxl-rec100 ceiling; do
+		dat=$RESULTS_DIR/sort-$impl.dat
+		awk -F, -v i="$impl" 'NR > 1 && $1 == i { print $2 / 1073741824, $5 }' "$SUM" |
+			sort -g >"$dat"
+		if [[ -s "$dat" ]]; then
+			plot+="${plot:+, }'$dat' using 1:2 with linespoints title '$impl'"
+		else
+			rm -f "$dat"
+		fi
+	done
+	# budget and repeat count as recorded (also right for --report)
+	mem_t=$(awk -F, 'NR == 2 { m = $4 / 1048576; print (m >= 1024 ? m / 1024 "G" : m "M"); exit }' "$CSV")
+	runs_t=$(awk -F, 'NR > 1 && $3 > r { r = $3 } END { print r + 0 }' "$SUM")
+	if [[ -n "$plot" ]]; then
+		gnuplot <<-EOF 2>"$RESULTS_DIR/logs/gnuplot.log" || msg "gnuplot failed (logs/gnuplot.log)"
+			set terminal pngcairo size 900,560 noenhanced
+			set output '$RESULTS_DIR/sort.png'
+			set title 'external sort: memory budget $mem_t (cgroup limit +10%), $(nproc) cores, median of $runs_t run(s)'
+			set xlabel 'input size (GiB)'
+			set ylabel 'throughput (MB/s of input)'
+			set logscale x 2
+			set yrange [0:*]
+			set key outside right
+			set grid
+			plot $plot
+		EOF
+		[[ -s "$RESULTS_DIR/sort.png" ]] && msg "plot: $RESULTS_DIR/sort.png"
+	fi
+fi
+msg "results: $CSV"
+((nfail == 0))
