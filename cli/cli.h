@@ -1,0 +1,177 @@
+/*
+ * cli.h - shared pieces of the pems-run program: messages, option
+ * parsing, record generation and hashing, progress and summaries.
+ *
+ * The CLI uses only the public headers (pems.h, bsp.h) and
+ * algorithms/pems_algorithms.h (STYLE.md rule 5).  Exit statuses: 0 ok,
+ * CLI_EXIT_FAIL runtime failure, CLI_EXIT_USAGE usage error (rule 9).
+ */
+#ifndef PEMS_CLI_H
+#define PEMS_CLI_H
+
+#include <getopt.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include "pems.h"
+#include "pems_algorithms.h"
+
+#ifndef PEMS_VERSION
+#define PEMS_VERSION "0.1.0"
+#endif
+
+#define CLI_EXIT_OK 0
+#define CLI_EXIT_FAIL 1
+#define CLI_EXIT_USAGE 2
+
+/* read/write block of gen and verify (bounded memory) */
+#define CLI_IO_BLOCK ((size_t)8 << 20)
+
+/* ---- messages (opts.c) ---- */
+
+/* "pems-run: error: <fmt>\n" on stderr. */
+void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* cli_error, then return CLI_EXIT_USAGE (for "return cli_usage(...)"). */
+int cli_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* ---- option parsing (opts.c) ---- */
+
+/* getopt_long codes of the options shared by the runtime subcommands */
+enum cli_opt {
+	CLI_OPT_HELP = 'h',
+	CLI_OPT_FORMAT = 256,
+	CLI_OPT_MEM,
+	CLI_OPT_TMP,
+	CLI_OPT_PROCS,
+	CLI_OPT_THREADS,
+	CLI_OPT_IO,
+	CLI_OPT_STATS,
+	CLI_OPT_STATS_JSON,
+	CLI_OPT_QUIET,
+	CLI_OPT_FIRST_LOCAL = 512,	/* subcommands number theirs from here */
+};
+
+#define CLI_LONGOPTS_RUNTIME						\
+	{ "mem", required_argument, NULL, CLI_OPT_MEM },		\
+	{ "tmp", required_argument, NULL, CLI_OPT_TMP },		\
+	{ "procs", required_argument, NULL, CLI_OPT_PROCS },		\
+	{ "threads", required_argument, NULL, CLI_OPT_THREADS },	\
+	{ "io", required_argument, NULL, CLI_OPT_IO },			\
+	{ "stats", no_argument, NULL, CLI_OPT_STATS },			\
+	{ "stats-json", required_argument, NULL, CLI_OPT_STATS_JSON }
+
+/* Help text of the shared runtime options (for a subcommand's --help). */
+extern const char cli_runtime_help[];
+
+/* Options of a runtime subcommand: cfg starts from pems_config_init()
+ * (defaults and PEMS_* environment) and the options override it. */
+struct cli_runtime {
+	struct pems_config cfg;
+	bool stats;		/* --stats: print pems_stats at the end */
+	const char *stats_json;	/* --stats-json: write them here */
+	bool quiet;		/* --quiet: no progress, no summary */
+	bool tmp_given;		/* a --tmp was seen: PEMS_TMP is replaced */
+};
+
+void cli_runtime_init(struct cli_runtime *rt);
+/* Apply option @opt (a CLI_OPT_* runtime code) with @arg for subcommand
+ * @cmd.  Returns 0, or CLI_EXIT_USAGE after printing why. */
+int cli_runtime_option(struct cli_runtime *rt, const char *cmd, int opt,
+		       const char *arg);
+/* pems_configure(&rt->cfg); returns 0 or CLI_EXIT_USAGE after a message. */
+int cli_runtime_apply(struct cli_runtime *rt, const char *cmd);
+
+/* Message for the option getopt_long just refused (@c is '?' or ':');
+ * returns CLI_EXIT_USAGE. */
+int cli_bad_option(const char *cmd, int c, char **argv);
+/* Parse a decimal or 0x-hex number; K/M/G/T suffixes (powers of 1024)
+ * when @suffix.  Returns 0 or -EINVAL/-ERANGE. */
+int cli_parse_u64(const char *s, bool suffix, uint64_t *out);
+/* --format for @cmd; returns 0 or CLI_EXIT_USAGE after a message. */
+int cli_parse_format(const char *cmd, const char *arg, enum pems_format *out);
+const char *cli_format_name(enum pems_format fmt);
+
+/* ---- sizes and files (opts.c) ---- */
+
+/* Human size "1.50 GiB" into @buf (at least 16 bytes); returns buf. */
+char *cli_human(uint64_t bytes, char *buf, size_t len);
+double cli_now(void);
+/* Peak resident set of this process in bytes. */
+uint64_t cli_peak_rss(void);
+/* Check that @path's directory exists and is writable; prints
+ * "<cmd>: output directory ..." and returns -errno when not. */
+int cli_check_out_dir(const char *cmd, const char *path);
+
+/* ---- records (records.c) ---- */
+
+enum cli_skew {
+	CLI_SKEW_UNIFORM, CLI_SKEW_ZIPF, CLI_SKEW_DUP, CLI_SKEW_SORTED,
+	CLI_SKEW_REVERSE, CLI_SKEW_EQUAL,
+};
+
+struct cli_gen {
+	enum pems_format fmt;
+	enum cli_skew skew;
+	uint64_t seed;
+	uint64_t count;		/* records */
+};
+
+/* Parse "uniform", "zipf", ...; returns 0 or -EINVAL. */
+int cli_skew_parse(const char *name, enum cli_skew *out);
+/* Records first .. first+n-1 of @g into @buf (n * record size bytes).
+ * The same (g, index) always gives the same bytes. */
+void cli_gen_records(const struct cli_gen *g, uint64_t first, size_t n,
+		     uint8_t *buf);
+
+/* Key of a record as compared by the sort: bytes compared with memcmp,
+ * except u64 (native unsigned integer). */
+int cli_record_cmp(enum pems_format fmt, const uint8_t *a, const uint8_t *b);
+/* 64-bit hash of one record, for order-independent checksums. */
+uint64_t cli_record_hash(const uint8_t *rec, size_t len);
+
+/* Sum and xor of the record hashes of a file (like valsort). */
+struct cli_checksum {
+	uint64_t records;
+	uint64_t sum;
+	uint64_t xor;
+};
+
+/* ---- progress and summary (progress.c) ---- */
+
+struct cli_progress {
+	const char *cmd;
+	bool enabled;		/* stderr is a terminal and not --quiet */
+	double t0, last_draw, phase_t0;
+	const char *phase;
+	uint64_t done, total;
+	bool drawn;
+};
+
+void cli_progress_init(struct cli_progress *p, const char *cmd, bool quiet);
+/* Redraw "phase [####   ] done/total MB/s ETA" (at most ~5 times/s). */
+void cli_progress_update(struct cli_progress *p, const char *phase,
+			 uint64_t done, uint64_t total);
+/* Erase the bar (before any other output on stderr). */
+void cli_progress_clear(struct cli_progress *p);
+/* Callback for pems_sort_job.progress etc.; @arg is a cli_progress. */
+void cli_progress_cb(const char *phase, uint64_t done, uint64_t total,
+		     void *arg);
+
+/* "<cmd>: <bytes> in <s> (<MB/s>); read ..., written ...; <n> supersteps;
+ * peak RSS ..." on stderr, from pems_get_stats(). */
+void cli_summary(const char *cmd, uint64_t bytes, double secs,
+		 const struct pems_stats *st);
+void cli_stats_print(const char *cmd, const struct pems_stats *st);
+/* Write @st as a JSON object to @path, with @cmd, @bytes and @secs.
+ * Returns 0 or -errno (message printed). */
+int cli_stats_json(const char *path, const char *cmd, uint64_t bytes,
+		   double secs, const struct pems_stats *st);
+
+/* ---- subcommands ---- */
+
+int cli_gen_main(int argc, char **argv);
+int cli_verify_main(int argc, char **argv);
+int cli_sort_main(int argc, char **argv);
+
+#endif

@@ -1,0 +1,263 @@
+/*
+ * opts.c - messages, option parsing and small helpers shared by the
+ * pems-run subcommands.
+ */
+#include <errno.h>
+#include <libgen.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+#include "cli.h"
+
+void cli_error(const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "pems-run: error: %s\n", msg);
+}
+
+int cli_usage(const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "pems-run: error: %s\n", msg);
+	return CLI_EXIT_USAGE;
+}
+
+int cli_bad_option(const char *cmd, int c, char **argv)
+{
+	const char *opt = argv[optind - 1];
+
+	if (c == ':')
+		return cli_usage("%s: option '%s' needs a value; see 'pems-run %s --help'",
+				 cmd, opt, cmd);
+	if (optopt && optopt < 256 && opt[0] == '-' && opt[1] != '-')
+		return cli_usage("%s: unknown option '-%c'; see 'pems-run %s --help'",
+				 cmd, optopt, cmd);
+	return cli_usage("%s: unknown option '%s'; see 'pems-run %s --help'",
+			 cmd, opt, cmd);
+}
+
+int cli_parse_u64(const char *s, bool suffix, uint64_t *out)
+{
+	unsigned long long v;
+	size_t sz;
+	char *end;
+
+	if (!s || !*s || *s == '-' || *s == '+')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno)
+		return -errno;
+	if (end != s && !*end) {
+		*out = v;
+		return 0;
+	}
+	if (!suffix || end == s || strncmp(s, "0x", 2) == 0)
+		return -EINVAL;
+	if (pems_parse_size(s, &sz))
+		return -EINVAL;
+	*out = sz;
+	return 0;
+}
+
+static const char *const format_names[] = {
+	[PEMS_FMT_U64] = "u64",
+	[PEMS_FMT_REC100] = "rec100",
+	[PEMS_FMT_ASCII100] = "ascii100",
+};
+
+const char *cli_format_name(enum pems_format fmt)
+{
+	if ((size_t)fmt < sizeof(format_names) / sizeof(format_names[0]))
+		return format_names[fmt];
+	return "?";
+}
+
+int cli_parse_format(const char *cmd, const char *arg, enum pems_format *out)
+{
+	if (pems_format_parse(arg, out))
+		return cli_usage("%s: --format %s: unknown format; use u64, rec100 or ascii100",
+				 cmd, arg);
+	return 0;
+}
+
+/* ---- runtime options ---- */
+
+const char cli_runtime_help[] =
+	"Runtime options (0 or unset: the runtime chooses; PEMS_* environment\n"
+	"variables give the defaults):\n"
+	"  --mem SIZE        memory budget M, e.g. 512M, 4G\n"
+	"  --tmp DIR         scratch directory, one per disk (repeatable, up to 16)\n"
+	"  --procs V         number of virtual processors\n"
+	"  --threads K       worker threads (VPs computing at once)\n"
+	"  --io KIND         I/O backend: uring (default), aio or sync\n"
+	"  --stats           print the runtime statistics at the end\n"
+	"  --stats-json FILE write the runtime statistics as JSON to FILE\n"
+	"  --quiet           no progress bar and no summary\n";
+
+void cli_runtime_init(struct cli_runtime *rt)
+{
+	memset(rt, 0, sizeof(*rt));
+	pems_config_init(&rt->cfg);
+	/* PEMS_STATS, PEMS_STATS_JSON and PEMS_QUIET act like the options */
+	rt->stats = rt->cfg.stats;
+	rt->stats_json = rt->cfg.stats_json;
+	rt->quiet = rt->cfg.quiet;
+}
+
+static int opt_uint(const char *cmd, const char *name, const char *arg,
+		    unsigned *out)
+{
+	uint64_t v;
+
+	if (cli_parse_u64(arg, false, &v) || v > 1u << 30)
+		return cli_usage("%s: --%s %s: not a number; give e.g. --%s 4",
+				 cmd, name, arg, name);
+	*out = (unsigned)v;
+	return 0;
+}
+
+static int opt_io(const char *cmd, const char *arg, enum pems_io_kind *out)
+{
+	if (!strcmp(arg, "uring"))
+		*out = PEMS_IO_KIND_URING;
+	else if (!strcmp(arg, "aio"))
+		*out = PEMS_IO_KIND_AIO;
+	else if (!strcmp(arg, "sync"))
+		*out = PEMS_IO_KIND_SYNC;
+	else
+		return cli_usage("%s: --io %s: unknown backend; use uring, aio or sync",
+				 cmd, arg);
+	return 0;
+}
+
+static int opt_tmp(struct cli_runtime *rt, const char *cmd, const char *arg)
+{
+	if (!rt->tmp_given) {	/* the first --tmp replaces PEMS_TMP */
+		rt->cfg.ntmp = 0;
+		rt->tmp_given = true;
+	}
+	if (rt->cfg.ntmp >= PEMS_MAX_TMP)
+		return cli_usage("%s: --tmp %s: at most %d scratch directories",
+				 cmd, arg, PEMS_MAX_TMP);
+	rt->cfg.tmp[rt->cfg.ntmp++] = arg;
+	return 0;
+}
+
+int cli_runtime_option(struct cli_runtime *rt, const char *cmd, int opt,
+		       const char *arg)
+{
+	switch (opt) {
+	case CLI_OPT_MEM:
+		if (pems_parse_size(arg, &rt->cfg.mem))
+			return cli_usage("%s: --mem %s: not a size; give e.g. --mem 512M",
+					 cmd, arg);
+		return 0;
+	case CLI_OPT_TMP:
+		return opt_tmp(rt, cmd, arg);
+	case CLI_OPT_PROCS:
+		return opt_uint(cmd, "procs", arg, &rt->cfg.procs);
+	case CLI_OPT_THREADS:
+		return opt_uint(cmd, "threads", arg, &rt->cfg.threads);
+	case CLI_OPT_IO:
+		return opt_io(cmd, arg, &rt->cfg.io);
+	case CLI_OPT_STATS:
+		rt->stats = true;
+		return 0;
+	case CLI_OPT_STATS_JSON:
+		rt->stats_json = arg;
+		return 0;
+	case CLI_OPT_QUIET:
+		rt->quiet = true;
+		rt->cfg.quiet = true;
+		return 0;
+	default:
+		return cli_usage("%s: internal error: option %d", cmd, opt);
+	}
+}
+
+int cli_runtime_apply(struct cli_runtime *rt, const char *cmd)
+{
+	int rc;
+
+	/* the CLI prints and writes the statistics itself (cli_stats_*) */
+	rt->cfg.stats = false;
+	rt->cfg.stats_json = NULL;
+	rc = pems_configure(&rt->cfg);
+	if (rc)
+		return cli_usage("%s: the runtime refused the configuration: %s",
+				 cmd, pems_strerror(rc));
+	return 0;
+}
+
+/* ---- sizes, time, files ---- */
+
+char *cli_human(uint64_t bytes, char *buf, size_t len)
+{
+	static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" };
+	double v = (double)bytes;
+	unsigned u = 0;
+
+	while (v >= 1024 && u + 1 < sizeof(unit) / sizeof(unit[0])) {
+		v /= 1024;
+		u++;
+	}
+	if (u == 0)
+		snprintf(buf, len, "%llu B", (unsigned long long)bytes);
+	else
+		snprintf(buf, len, "%.2f %s", v, unit[u]);
+	return buf;
+}
+
+double cli_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+uint64_t cli_peak_rss(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru))
+		return 0;
+	return (uint64_t)ru.ru_maxrss * 1024;
+}
+
+int cli_check_out_dir(const char *cmd, const char *path)
+{
+	char *copy = strdup(path);
+	const char *dir;
+	int rc = 0;
+
+	if (!copy) {
+		cli_error("%s: %s", cmd, strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	dir = dirname(copy);
+	if (access(dir, W_OK | X_OK)) {
+		rc = -errno;
+		if (rc == -ENOENT || rc == -ENOTDIR)
+			cli_error("%s: output directory '%s' does not exist", cmd, dir);
+		else
+			cli_error("%s: output directory '%s' is not writable: %s",
+				  cmd, dir, strerror(-rc));
+	}
+	free(copy);
+	return rc;
+}
