@@ -433,6 +433,7 @@ PEMS_API void *pems_malloc(size_t n)
 			   vp->pid, (n + (1 << 20) - 1) >> 20,
 			   (unsigned long long)pems_rt->superstep, pems_rt->mu >> 20,
 			   vp->heap.brk >> 20);
+	pems_heap_hint(p, n);
 	return p;
 }
 

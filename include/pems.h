@@ -28,7 +28,8 @@ enum pems_io_kind { PEMS_IO_KIND_URING = 0, PEMS_IO_KIND_AIO = 1, PEMS_IO_KIND_S
 /* Runtime configuration.  pems_config_init() fills defaults, then applies
  * the environment: PEMS_PROCS, PEMS_THREADS, PEMS_MU, PEMS_MEM (sizes take
  * K/M/G suffixes), PEMS_TMP (colon-separated dirs), PEMS_IO
- * (uring|aio|sync), PEMS_QDEPTH, PEMS_STATS (1: print at exit),
+ * (uring|aio|sync), PEMS_QDEPTH, PEMS_MSG_MEM, PEMS_STACK, PEMS_STATS (1: print at
+ * exit, 2: also one line per superstep),
  * PEMS_STATS_JSON (file). 0 means "choose for me" for numbers. */
 struct pems_config {
 	unsigned procs;		/* v, total VPs; 0: = maxprocs of bsp_begin */
@@ -36,6 +37,7 @@ struct pems_config {
 	size_t mu;		/* bytes per context; 0: derived from mem */
 	size_t mem;		/* M, bytes per rank; 0: 1/4 of RAM */
 	size_t stack;		/* bytes of each VP's stack (inside mu) */
+	size_t msg_mem;		/* bytes of M for message buffers; 0: M/8 */
 	const char *tmp[PEMS_MAX_TMP];	/* scratch dirs, "%r" = rank */
 	unsigned ntmp;		/* 0: $TMPDIR or ./pems-tmp */
 	enum pems_io_kind io;
@@ -138,6 +140,12 @@ PEMS_API int pems_file_open(const char *path, int flags, int mode);
 PEMS_API int pems_file_close(int fd);
 PEMS_API long long pems_file_read(int fd, void *buf, size_t len, uint64_t off);
 PEMS_API long long pems_file_write(int fd, const void *buf, size_t len, uint64_t off);
+
+/* Read @n pieces of @len bytes (len <= 4096) at file offsets @offs into
+ * @out back to back, all in flight at once (random sampling).  Returns
+ * n*len or -errno. */
+PEMS_API long long pems_file_read_pieces(int fd, void *out, const uint64_t *offs,
+					 size_t n, size_t len);
 
 /* ---- statistics, read after bsp_end (VP 0) or in the SPMD section ---- */
 struct pems_stats {

@@ -123,6 +123,7 @@ PEMS_API void pems_config_init(struct pems_config *cfg)
 	cfg->mu = env_size("PEMS_MU", 0);
 	cfg->mem = env_size("PEMS_MEM", 0);
 	cfg->stack = env_size("PEMS_STACK", cfg->stack);
+	cfg->msg_mem = env_size("PEMS_MSG_MEM", 0);
 	env_tmp(cfg);
 	env_io(cfg);
 	s = getenv("PEMS_STATS");
@@ -161,9 +162,12 @@ static size_t round_down(size_t x, size_t a) { return x / a * a; }
 
 /*
  * Derive what the user left at 0 and check that the budget can hold it:
- *   M >= fixed + msg_budget + slots * k * mu
- * where slots = 3 (the VP computing, the one being written back, the one
- * being prefetched).  Returns 0 or -PEMS_E_BUDGET with a message printed.
+ *   M >= fixed + msg_budget + k * mu
+ * (k VPs computing at full size).  The default mu leaves room for
+ * PEMS_SLOTS = 3 full contexts per worker (computing, prefetched, being
+ * written back), so that I/O overlaps computation even when contexts are
+ * full; with a larger mu prefetching happens only when there is room.
+ * Returns 0 or -PEMS_E_BUDGET with a message printed.
  */
 int pems_config_derive(struct pems_config *cfg, unsigned maxprocs,
 		       struct pems_derived *d)
@@ -183,12 +187,12 @@ int pems_config_derive(struct pems_config *cfg, unsigned maxprocs,
 	if (!cfg->qdepth || cfg->qdepth > 4096)
 		cfg->qdepth = 32;
 
-	d->fixed = PEMS_FIXED_OVERHEAD;
-	d->msg_budget = cfg->mem / 8;
-	if (d->msg_budget < (8u << 20))
-		d->msg_budget = 8u << 20;
 	if (cfg->threads > cfg->procs)
 		cfg->threads = cfg->procs;
+	d->fixed = PEMS_FIXED_OVERHEAD + (size_t)cfg->threads * cfg->threads * 2 * PEMS_IO_REQ_SIZE;
+	d->msg_budget = cfg->msg_mem ? cfg->msg_mem : cfg->mem / 8;
+	if (d->msg_budget < (4u << 20))
+		d->msg_budget = 4u << 20;
 	if (!cfg->mu) {
 		size_t avail = cfg->mem > d->fixed + d->msg_budget ?
 			       cfg->mem - d->fixed - d->msg_budget : 0;
@@ -202,10 +206,10 @@ int pems_config_derive(struct pems_config *cfg, unsigned maxprocs,
 			cfg->mu >> 10, (cfg->stack + (64 << 10)) >> 10, cfg->stack >> 10);
 		return -PEMS_E_BUDGET;
 	}
-	need = d->fixed + d->msg_budget + (size_t)PEMS_SLOTS * cfg->threads * cfg->mu;
+	need = d->fixed + d->msg_budget + (size_t)cfg->threads * cfg->mu;
 	if (need > cfg->mem) {
-		fprintf(stderr, "pems: error: memory budget %zu MiB is too small for %u threads x %d contexts of mu = %zu MiB (+ %zu MiB for messages and runtime); raise --mem to %zu MiB, or lower --threads or mu\n",
-			cfg->mem >> 20, cfg->threads, PEMS_SLOTS, cfg->mu >> 20,
+		fprintf(stderr, "pems: error: memory budget %zu MiB is too small for k = %u threads x mu = %zu MiB (+ %zu MiB for messages and runtime); raise --mem to %zu MiB, or lower --threads or mu\n",
+			cfg->mem >> 20, cfg->threads, cfg->mu >> 20,
 			(d->fixed + d->msg_budget) >> 20, (need + (1 << 20) - 1) >> 20);
 		return -PEMS_E_BUDGET;
 	}

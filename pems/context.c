@@ -14,9 +14,13 @@
  *      [sp_off, mu); nothing else of mu is ever written or read;
  *  (3) pages of a VP not resident are released (MADV_DONTNEED): RSS is
  *      bounded by the contexts held, never by v*mu;
- *  (4) every byte of context held is counted in rt->resident; a worker
- *      holds at most PEMS_SLOTS contexts (prefetch, run, write-back);
- *      finished VPs stay resident only within rt->cache_limit.
+ *  (4) every byte of context held is counted in rt->resident, which
+ *      never exceeds rt->d.ctx_budget: a computing VP holds mu, every
+ *      other resident VP what it really uses.  A worker holds at most
+ *      three (prefetched, computing, being written back); prefetching is
+ *      skipped when there is no room, a VP about to compute waits for
+ *      room (k * mu always fits: config.c); finished VPs stay resident
+ *      between supersteps only within rt->cache_limit.
  *
  * States (vp->where):   DISK --swap_in--> LOADING --read done--> RESIDENT
  *                       RESIDENT --swap_out--> WRITING --write done--> DISK
@@ -56,6 +60,46 @@ static void account(struct pems_rt *rt, ssize_t delta)
 
 	if (now > rt->peak_resident)
 		rt->peak_resident = now;	/* racy max: statistics only */
+}
+
+/* Make @vp hold @want bytes of the budget (invariant 4).  Without @wait,
+ * fails when there is no room; with it, reaps our own I/O (write-backs
+ * free memory) or waits for other workers'. */
+bool pems_ctx_reserve(struct pems_worker *w, struct pems_vp *vp, size_t want, bool wait)
+{
+	struct pems_rt *rt = w->rt;
+	size_t delta, cur;
+
+	if (want <= vp->reserved) {
+		account(rt, (ssize_t)want - (ssize_t)vp->reserved);
+		vp->reserved = want;
+		return true;
+	}
+	delta = want - vp->reserved;
+	for (;;) {
+		cur = atomic_load(&rt->resident);
+		if (cur + delta <= rt->d.ctx_budget) {
+			if (atomic_compare_exchange_weak(&rt->resident, &cur, cur + delta))
+				break;
+			continue;
+		}
+		if (!wait)
+			return false;
+		if (pems_io_inflight(w->io))
+			pems_worker_reap(w, 1);
+		else
+			usleep(100);
+	}
+	if (cur + delta > rt->peak_resident)
+		rt->peak_resident = cur + delta;
+	vp->reserved = want;
+	return true;
+}
+
+/* Bytes a suspended VP really occupies: its two extents (invariant 2). */
+size_t pems_ctx_size(const struct pems_rt *rt, const struct pems_vp *vp)
+{
+	return page_up(vp->heap.brk) + (rt->mu - vp->sp_off);
 }
 
 int pems_ctx_setup(struct pems_rt *rt)
@@ -217,9 +261,10 @@ int pems_ctx_swap_out(struct pems_worker *w, struct pems_vp *vp)
 	return 0;
 }
 
-/* Start bringing @vp in; reserves mu bytes for it (it may grow while it
- * computes).  A resident or cached VP costs nothing. */
-int pems_ctx_swap_in(struct pems_worker *w, struct pems_vp *vp)
+/* Start bringing @vp in, reserving its size (invariant 4).  A resident or
+ * cached VP costs nothing.  Returns false, doing nothing, when !@wait and
+ * the budget has no room: the caller retries with @wait later. */
+bool pems_ctx_swap_in(struct pems_worker *w, struct pems_vp *vp, bool wait)
 {
 	struct pems_rt *rt = w->rt;
 
@@ -227,19 +272,19 @@ int pems_ctx_swap_in(struct pems_worker *w, struct pems_vp *vp)
 		atomic_fetch_sub(&rt->cached, vp->cached_bytes);
 		vp->cached = false;
 	}
-	account(rt, (ssize_t)rt->mu - (ssize_t)vp->reserved);
-	vp->reserved = rt->mu;
 	if (vp->where == VP_WRITING) {
 		vp->keep = true;
-		return 0;
+		return true;
 	}
 	if (vp->where != VP_DISK)
-		return 0;
+		return true;
+	if (!pems_ctx_reserve(w, vp, vp->disk_heap + (rt->mu - vp->disk_sp), wait))
+		return false;
 	vp->where = VP_LOADING;
 	submit(w, vp, 0, PEMS_IO_READ, 0, vp->disk_heap);
 	if (vp->disk_sp < rt->mu)
 		submit(w, vp, 1, PEMS_IO_READ, vp->disk_sp, rt->mu - vp->disk_sp);
-	return 0;
+	return true;
 }
 
 void pems_worker_reap(struct pems_worker *w, unsigned min)

@@ -21,10 +21,13 @@
  *  (4) logs alternate by superstep parity: superstep s writes log s%2
  *      while deliveries read log (s-1)%2, which is then dead and reused
  *      from offset 0 by superstep s+1;
- *  (5) memory: at most 4*k*vlocal chunks exist at a time (open + kept
- *      partial of two supersteps), which chunk_size is derived from.
+ *  (5) memory: about 2*k*vlocal chunks exist at a time (open ones, and
+ *      partial ones kept from the last superstep), which chunk_size is
+ *      derived from; requests are chunk-sized, so a budget that allows
+ *      1 MiB chunks gets disk-speed message I/O.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,7 +99,9 @@ static size_t pow2_floor(size_t x)
 
 int pems_msg_setup(struct pems_rt *rt)
 {
-	size_t per = rt->d.msg_budget / (4 * (size_t)rt->k * rt->vlocal);
+	/* invariant (5): open chunks of this superstep and partial ones kept
+	 * from the last (2*k*vlocal) plus a few writes in flight per worker */
+	size_t per = rt->d.msg_budget / (2 * (size_t)rt->k * rt->vlocal + 8 * rt->k);
 	size_t n = (size_t)rt->k * rt->vlocal;
 
 	rt->chunk_size = pow2_floor(per ? per : 1);
@@ -178,11 +183,35 @@ static void chunk_written(struct pems_worker *w, struct pems_ioop *op)
 	c->buf = NULL;
 }
 
+/* Allocate the log ahead of the writes: O_DIRECT writes that extend a
+ * file (or fill holes) take the inode lock exclusively and leave
+ * io_uring's fast path, allocated ones do not; and a full disk shows up
+ * here, with a clear message, rather than as a failed write. */
+static void log_reserve(struct pems_worker *w, int par, uint64_t end)
+{
+	uint64_t step = 64u << 20;
+
+	if (end <= w->msg_alloc[par])
+		return;
+	if (step < 16 * w->rt->chunk_size)
+		step = 16 * w->rt->chunk_size;
+	if (fallocate(w->msg_fd[par], 0, (off_t)w->msg_alloc[par], (off_t)step)) {
+		if (errno == ENOSPC)
+			pems_fatal("message store in %s: no space left on device (%llu MiB in use); free space or add --tmp dirs",
+				   w->rt->tmpdir[w->id % w->rt->ndirs],
+				   (unsigned long long)(w->msg_alloc[par] >> 20));
+		w->msg_alloc[par] = UINT64_MAX;	/* not supported: just write */
+		return;
+	}
+	w->msg_alloc[par] += step;
+}
+
 static void chunk_seal(struct pems_worker *w, struct pems_chunk *c)
 {
 	int par = (int)(w->rt->superstep & 1);
 	int rc;
 
+	log_reserve(w, par, w->msg_off[par] + c->len);
 	c->fd = w->msg_fd[par];
 	c->off = w->msg_off[par];
 	w->msg_off[par] += c->len;
@@ -450,6 +479,7 @@ static void *vp_alloc(struct pems_vp *vp, size_t n, const char *what)
 			   vp->pid, (n + (1 << 20) - 1) >> 20, what,
 			   (unsigned long long)pems_rt->superstep, pems_rt->mu >> 20,
 			   vp->heap.brk >> 20);
+	pems_heap_hint(p, n);
 	return p;
 }
 

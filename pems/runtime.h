@@ -50,6 +50,7 @@ void pems_heap_init(struct pems_heap *h, char *base, size_t limit);
 /* NULL when the heap cannot grow to fit @n bytes. */
 void *pems_heap_alloc(struct pems_heap *h, size_t n);
 void pems_heap_free(struct pems_heap *h, void *p);
+void pems_heap_hint(void *p, size_t n);
 size_t pems_heap_usable(const struct pems_heap *h, const void *p);
 bool pems_heap_owns(const struct pems_heap *h, const void *p);
 
@@ -155,6 +156,7 @@ struct pems_worker {
 	struct pems_stream *out;
 	int msg_fd[2];			/* message logs, by superstep parity */
 	uint64_t msg_off[2];
+	uint64_t msg_alloc[2];		/* bytes fallocated ahead of msg_off */
 	/* get requests issued by VPs this worker ran */
 	struct pems_get *gets;
 	size_t ngets, capgets;
@@ -266,7 +268,9 @@ _Noreturn void pems_vp_end(void);
 int pems_ctx_setup(struct pems_rt *rt);
 void pems_ctx_teardown(struct pems_rt *rt);
 int pems_ctx_swap_out(struct pems_worker *w, struct pems_vp *vp);
-int pems_ctx_swap_in(struct pems_worker *w, struct pems_vp *vp);
+bool pems_ctx_swap_in(struct pems_worker *w, struct pems_vp *vp, bool wait);
+bool pems_ctx_reserve(struct pems_worker *w, struct pems_vp *vp, size_t want, bool wait);
+size_t pems_ctx_size(const struct pems_rt *rt, const struct pems_vp *vp);
 void pems_ctx_trim(struct pems_rt *rt, struct pems_vp *vp);
 void pems_worker_reap(struct pems_worker *w, unsigned min);
 void pems_ctx_wait(struct pems_worker *w, struct pems_vp *vp);

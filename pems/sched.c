@@ -251,16 +251,15 @@ static void finish(struct pems_worker *w, struct pems_vp *vp)
 	size_t used;
 
 	vp->sp_off = saved_sp(rt, vp);
-	used = ((vp->heap.brk + PEMS_PAGE - 1) & ~(size_t)(PEMS_PAGE - 1)) + (rt->mu - vp->sp_off);
+	used = pems_ctx_size(rt, vp);
+	pems_ctx_trim(rt, vp);		/* only the extents stay resident */
+	pems_ctx_reserve(w, vp, used, false);
 	if (vp->state != VP_ENDED || (vp->lid == 0 && rt->post_bsp)) {
 		size_t c = atomic_fetch_add(&rt->cached, used);
 
 		if (c + used <= rt->cache_limit) {
-			pems_ctx_trim(rt, vp);
 			vp->cached = true;
 			vp->cached_bytes = used;
-			atomic_fetch_sub(&rt->resident, vp->reserved - used);
-			vp->reserved = used;
 			return;
 		}
 		atomic_fetch_sub(&rt->cached, used);
@@ -272,18 +271,20 @@ static void worker_superstep(struct pems_worker *w)
 {
 	struct pems_rt *rt = w->rt;
 	struct pems_vp *cur = claim(rt), *nxt;
+	bool cur_in = false, nxt_in = false;
 
-	if (cur)
-		pems_ctx_swap_in(w, cur);
 	while (cur) {
 		/* context.c invariant (4): prefetch only once at most one
-		 * write-back of ours is still in flight */
+		 * write-back of ours is still in flight, and only if it fits */
 		while (w->writebacks > 1)
 			pems_worker_reap(w, 1);
 		nxt = claim(rt);
 		if (nxt)
-			pems_ctx_swap_in(w, nxt);
+			nxt_in = pems_ctx_swap_in(w, nxt, false);
+		if (!cur_in)
+			pems_ctx_swap_in(w, cur, true);
 		pems_ctx_wait(w, cur);
+		pems_ctx_reserve(w, cur, rt->mu, true);	/* it may grow to mu */
 		pems_gets_deliver(rt, cur);
 		w->cur = cur;		/* deliveries allocate in cur's heap */
 		pems_msg_deliver(w, cur);
@@ -293,6 +294,7 @@ static void worker_superstep(struct pems_worker *w)
 		finish(w, cur);
 		pems_worker_reap(w, 0);
 		cur = nxt;
+		cur_in = nxt_in;
 	}
 	pems_msg_flush(w);
 }
@@ -462,6 +464,30 @@ static void stats_json(const struct pems_rt *rt, const struct pems_stats *st, co
 	fclose(f);
 }
 
+/* One line per superstep on stderr with PEMS_STATS=2 (deltas). */
+static void step_stats(struct pems_rt *rt, double t_start)
+{
+	static struct pems_stats prev;
+	struct pems_stats st;
+
+	if (!rt->cfg.stats || !getenv("PEMS_STATS") || atoi(getenv("PEMS_STATS")) < 2)
+		return;
+	if (rt->supersteps == 1)
+		memset(&prev, 0, sizeof(prev));
+	stats_collect(rt, &st);
+	fprintf(stderr, "pems: superstep %llu: %.3fs compute=%.3fs io_wait=%.3fs ctx r/w=%llu/%llu msg r/w=%llu/%llu file r/w=%llu/%llu h=%llu\n",
+		(unsigned long long)rt->superstep, pems_now() - t_start,
+		st.compute_secs - prev.compute_secs, st.io_wait_secs - prev.io_wait_secs,
+		(unsigned long long)(st.ctx_read - prev.ctx_read),
+		(unsigned long long)(st.ctx_written - prev.ctx_written),
+		(unsigned long long)(st.msg_read - prev.msg_read),
+		(unsigned long long)(st.msg_written - prev.msg_written),
+		(unsigned long long)(st.file_read - prev.file_read),
+		(unsigned long long)(st.file_written - prev.file_written),
+		(unsigned long long)(st.h_bytes - prev.h_bytes));
+	prev = st;
+}
+
 /* ---- the driver ---- */
 
 static void check_ends(struct pems_rt *rt)
@@ -509,7 +535,9 @@ static int rt_init(struct pems_rt *rt, unsigned maxprocs)
 	rt->vlocal = rt->v;
 	rt->mu = rt->cfg.mu;
 	rt->stack = rt->cfg.stack;
-	rt->cache_limit = rt->d.ctx_budget - (size_t)PEMS_SLOTS * rt->k * rt->mu;
+	/* half the room left by the computing VPs caches finished ones, the
+	 * other half is for prefetching and write-back */
+	rt->cache_limit = (rt->d.ctx_budget - (size_t)rt->k * rt->mu) / 2;
 	pthread_mutex_init(&rt->lock, NULL);
 	pthread_cond_init(&rt->go, NULL);
 	pthread_cond_init(&rt->done, NULL);
@@ -566,7 +594,7 @@ static void run_post_bsp(struct pems_rt *rt)
 	mw.rt = rt;
 	if (engine_create(rt, &mw.io))
 		pems_fatal("cannot create an I/O engine");
-	pems_ctx_swap_in(&mw, vp);
+	pems_ctx_swap_in(&mw, vp, true);
 	pems_ctx_wait(&mw, vp);
 	tls_worker = &mw;
 	mw.cur = vp;
@@ -641,8 +669,11 @@ int pems_rt_run(void (*entry)(void *), void *arg, unsigned maxprocs)
 	}
 	pems_rt = rt;
 	for (;;) {
+		double ts = pems_now();
+
 		superstep(rt);
 		rt->supersteps++;
+		step_stats(rt, ts);
 		check_ends(rt);
 		if (rt->ended == rt->vlocal)
 			break;

@@ -1,0 +1,624 @@
+/*
+ * sort.c - BSP sample sort of files larger than memory.
+ *
+ * Supersteps (v VPs, VP i owns input records [i*n/v, (i+1)*n/v)):
+ *   0  sample:    read SAMPLES random records of the own slice; gather
+ *                 them at VP 0
+ *   1  splitters: VP 0 sorts the samples, picks v-1 splitters; broadcast
+ *   2  partition: read the slice straight into context memory, assign
+ *                 each record a bucket, scatter by bucket, post the
+ *                 buckets with pems_exchange (data copied to the message
+ *                 store), FREE the slice so the context written back is
+ *                 tiny, allreduce the bucket sizes
+ *   3  sort:      the exchange arrived directly in a context buffer (in
+ *                 source order); radix sort it and write it at its final
+ *                 offset in the output
+ * Disk traffic: read N (2) + write N, read N (message store) + write N
+ * (3) = 4N, the bound of a two-pass external merge sort.
+ *
+ * Keys compare as (key, global record index), so equal keys split
+ * across buckets instead of overloading one VP, and -- the local sort
+ * being stable and buckets arriving in source order -- the output is the
+ * stable sort of the input, byte-identical for every v, k and backend.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "pems_algorithms.h"
+#include "sort/radix.h"
+
+#define SAMPLES 256		/* per VP: bucket sizes within ~+-15 % */
+#define PAGE 4096u
+
+struct skey {			/* a sample / splitter */
+	uint64_t hi;		/* first 8 key bytes, big-endian */
+	uint64_t lo;		/* rec100: bytes 8..9; u64: 0 */
+	uint64_t idx;		/* global record index: the tie-break */
+};
+
+struct sort_ctx {
+	const struct pems_sort_job *job;
+	size_t rec;		/* bytes per record */
+	uint64_t n;		/* records */
+	int in, out;		/* pems_file handles */
+	unsigned v;
+	atomic_uint_fast64_t done[2];	/* bytes partitioned, written */
+	atomic_int failed;
+	char errmsg[256];
+};
+
+static struct sort_ctx S;
+
+static uint64_t be64(const uint8_t *p)
+{
+	uint64_t x;
+
+	memcpy(&x, p, 8);
+	return __builtin_bswap64(x);
+}
+
+static struct skey key_of(const uint8_t *r, uint64_t idx)
+{
+	struct skey k;
+
+	if (S.rec == 8) {
+		memcpy(&k.hi, r, 8);	/* little-endian u64 keys */
+		k.lo = 0;
+	} else {
+		k.hi = be64(r);
+		k.lo = (uint64_t)r[8] << 8 | r[9];
+	}
+	k.idx = idx;
+	return k;
+}
+
+static int key_cmp(const struct skey *a, const struct skey *b)
+{
+	if (a->hi != b->hi)
+		return a->hi < b->hi ? -1 : 1;
+	if (a->lo != b->lo)
+		return a->lo < b->lo ? -1 : 1;
+	return a->idx < b->idx ? -1 : a->idx > b->idx;
+}
+
+static int key_qcmp(const void *a, const void *b)
+{
+	return key_cmp(a, b);
+}
+
+static void fail(const char *what, long long rc)
+{
+	if (!atomic_exchange(&S.failed, 1))
+		snprintf(S.errmsg, sizeof(S.errmsg), "%s: %s", what,
+			 rc < 0 ? strerror((int)-rc) : "short transfer (file changed?)");
+	bsp_abort("pems: error: sort: %s: %s", what,
+		  rc < 0 ? strerror((int)-rc) : "short transfer (file changed?)");
+}
+
+static uint64_t slice_lo(unsigned pid) { return S.n * pid / S.v; }
+
+static uint64_t mix(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ull;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+/* superstep 0: SAMPLES records of the slice, one at a random position in
+ * each of SAMPLES equal strata (good splitters for sorted inputs too) */
+static void take_samples(unsigned pid, struct skey *out, uint32_t *count)
+{
+	uint64_t lo = slice_lo(pid), len = slice_lo(pid + 1) - lo;
+	unsigned i, m = len < SAMPLES ? (unsigned)len : SAMPLES;
+	uint64_t *idx = pems_malloc(SAMPLES * sizeof(*idx));
+	uint64_t *off = pems_malloc(SAMPLES * sizeof(*off));
+	uint8_t *recs = pems_malloc(SAMPLES * 100);
+	long long rc;
+
+	for (i = 0; i < m; i++) {
+		uint64_t a = len * i / m, b = len * (i + 1) / m;
+
+		idx[i] = lo + a + mix(pid * 1000003ull + i) % (b - a);
+		off[i] = idx[i] * S.rec;
+	}
+	rc = pems_file_read_pieces(S.in, recs, off, m, S.rec);
+	if (rc != (long long)(m * S.rec))
+		fail("reading samples of the input", rc);
+	for (i = 0; i < m; i++)
+		out[i] = key_of(recs + i * S.rec, idx[i]);
+	*count = m;
+	pems_free(recs);
+	pems_free(off);
+	pems_free(idx);
+}
+
+struct sample_msg {
+	uint32_t count;
+	uint32_t pad;
+	struct skey k[SAMPLES];
+};
+
+/* superstep 1 on VP 0: v-1 evenly spaced splitters of the sorted sample */
+static void pick_splitters(struct sample_msg *all, struct skey *spl)
+{
+	size_t total = 0, i, j, t = 0;
+	struct skey *flat;
+
+	for (i = 0; i < S.v; i++)
+		total += all[i].count;
+	flat = pems_malloc((total + 1) * sizeof(*flat));
+	for (i = 0; i < S.v; i++)
+		for (j = 0; j < all[i].count; j++)
+			flat[t++] = all[i].k[j];
+	qsort(flat, total, sizeof(*flat), key_qcmp);
+	for (i = 1; i < S.v; i++) {
+		if (total)
+			spl[i - 1] = flat[i * total / S.v];
+		else
+			spl[i - 1] = (struct skey){ UINT64_MAX, UINT64_MAX, UINT64_MAX };
+	}
+	pems_free(flat);
+}
+
+/* Bucket of a record: the number of splitters <= it, searched in the
+ * bucket range [lo, hi] that the key's table cell allows. */
+static unsigned search(const struct skey *spl, const struct skey *k, unsigned lo,
+		       unsigned hi)
+{
+	while (lo < hi) {
+		unsigned mid = (lo + hi) / 2;
+
+		if (key_cmp(&spl[mid], k) <= 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/*
+ * Classifying a record by binary search over v-1 splitters costs log2(v)
+ * unpredictable branches.  Instead, cut the key range spanned by the
+ * splitters into TBITS-bit cells of their leading key bits; a cell lists
+ * the buckets its keys can fall in -- almost always one, so most records
+ * are classified by one table load.
+ */
+#define TBITS 16
+struct classifier {
+	const struct skey *spl;
+	uint64_t base, top;	/* first and last splitter key (hi) */
+	unsigned shift;
+	uint32_t (*cell)[2];	/* [lo, hi] bucket per cell */
+};
+
+static void classifier_init(struct classifier *c, const struct skey *spl)
+{
+	uint64_t span, i, ncell = 1u << TBITS;
+
+	c->spl = spl;
+	c->cell = pems_malloc(ncell * sizeof(*c->cell));
+	if (S.v == 1) {
+		c->base = c->top = 0;
+		c->shift = 63;
+		return;
+	}
+	c->base = spl[0].hi;
+	c->top = spl[S.v - 2].hi;
+	span = c->top - c->base;
+	for (c->shift = 0; c->shift < 64 && (span >> c->shift) >= ncell; c->shift++)
+		;
+	for (i = 0; i < ncell; i++) {
+		uint64_t lo_key = c->base + (i << c->shift);
+		uint64_t hi_key = c->shift == 64 ? UINT64_MAX : lo_key + ((1ull << c->shift) - 1);
+		struct skey a = { lo_key, 0, 0 }, b = { hi_key, UINT64_MAX, UINT64_MAX };
+
+		if (lo_key < c->base || lo_key > c->top) {	/* past the range */
+			c->cell[i][0] = c->cell[i][1] = S.v - 1;
+			continue;
+		}
+		if (hi_key < lo_key)
+			hi_key = UINT64_MAX;
+		c->cell[i][0] = search(spl, &a, 0, S.v - 1);
+		c->cell[i][1] = search(spl, &b, 0, S.v - 1);
+	}
+}
+
+static unsigned classify(const struct classifier *c, const struct skey *k)
+{
+	const uint32_t *cell;
+
+	if (k->hi < c->base)
+		return 0;
+	if (k->hi > c->top)
+		return S.v - 1;
+	cell = c->cell[(k->hi - c->base) >> c->shift];
+	if (cell[0] == cell[1])
+		return cell[0];
+	return search(c->spl, k, cell[0], cell[1]);
+}
+
+/* superstep 2: read the slice, scatter it by bucket, post the exchange */
+static void partition(unsigned pid, const struct skey *spl, uint64_t *counts,
+		      void **recv, size_t *recvbytes)
+{
+	uint64_t lo = slice_lo(pid), n = slice_lo(pid + 1) - lo;
+	uint64_t off = lo * S.rec, a0 = off & ~(uint64_t)(PAGE - 1);
+	size_t bytes = n * S.rec, head = off - a0, i;
+	uint8_t *buf = pems_malloc(head + bytes + PAGE), *data = buf + head, *out;
+	uint32_t *bk;
+	size_t *pos, *sendcounts;
+	struct classifier cls;
+	long long rc;
+
+	memset(counts, 0, S.v * sizeof(*counts));
+	rc = pems_file_read(S.in, buf, head + bytes, a0);
+	if (rc != (long long)(head + bytes))
+		fail("reading the input", rc);
+	atomic_fetch_add(&S.done[0], bytes / 2);
+	bk = pems_malloc(n * sizeof(*bk) + 1);
+	classifier_init(&cls, spl);
+	for (i = 0; i < n; i++) {
+		struct skey k = key_of(data + i * S.rec, lo + i);
+
+		bk[i] = classify(&cls, &k);
+		counts[bk[i]]++;
+	}
+	pems_free(cls.cell);
+	pos = pems_malloc(S.v * sizeof(*pos));
+	sendcounts = pems_malloc(S.v * sizeof(*sendcounts));
+	for (i = 0, pos[0] = 0; i < S.v; i++) {
+		sendcounts[i] = counts[i] * S.rec;
+		if (i)
+			pos[i] = pos[i - 1] + sendcounts[i - 1];
+	}
+	out = pems_malloc(bytes + 1);
+	if (S.rec == 8) {
+		const uint64_t *src = (const uint64_t *)(uintptr_t)data;
+
+		for (i = 0; i < n; i++) {
+			memcpy(out + pos[bk[i]], &src[i], 8);
+			pos[bk[i]] += 8;
+		}
+	} else {
+		for (i = 0; i < n; i++) {
+			memcpy(out + pos[bk[i]], data + i * 100, 100);
+			pos[bk[i]] += 100;
+		}
+	}
+	pems_free(bk);
+	pems_free(buf);
+	pems_exchange(out, sendcounts, recv, recvbytes, NULL);
+	/* the data is in the message store now: free it before the sync so
+	 * that the context written back is a few pages, not the slice */
+	pems_free(out);
+	pems_free(sendcounts);
+	pems_free(pos);
+	atomic_fetch_add(&S.done[0], bytes - bytes / 2);
+}
+
+/* superstep 3: sort the bucket and write it at its offset */
+static void sort_and_write(unsigned pid, uint8_t *recv, size_t bytes,
+			   const uint64_t *totals)
+{
+	uint64_t first = 0, off;
+	size_t n = bytes / S.rec, shift;
+	uint8_t *tmp, *data;
+	long long rc;
+	unsigned i;
+
+	for (i = 0; i < pid; i++)
+		first += totals[i];
+	off = first * S.rec;
+	/* place the result so that buffer and file offset share their page
+	 * alignment: the interior of the write then goes O_DIRECT */
+	shift = off % PAGE;
+	tmp = pems_malloc(bytes + PAGE + 1);
+	data = tmp + shift;
+	memcpy(data, recv, bytes);
+	if (S.rec == 8)
+		pems_radix_sort_u64((uint64_t *)data, (uint64_t *)recv, n);
+	else
+		pems_radix_sort_rec100(data, recv, n);
+	pems_free(recv);
+	rc = pems_file_write(S.out, data, bytes, off);
+	if (rc != (long long)bytes)
+		fail("writing the output", rc);
+	pems_free(tmp);
+	atomic_fetch_add(&S.done[1], bytes);
+}
+
+static void sort_spmd(void *arg)
+{
+	unsigned pid = bsp_pid();
+	struct sample_msg *mine = pems_malloc(sizeof(*mine)), *all = NULL;
+	struct skey *spl = pems_malloc(S.v * sizeof(*spl));
+	uint64_t *counts = pems_malloc(S.v * sizeof(*counts));
+	uint64_t *totals = pems_malloc(S.v * sizeof(*totals));
+	void *recv = NULL;
+	size_t recvbytes = 0;
+
+	(void)arg;
+	memset(mine, 0, sizeof(*mine));
+	take_samples(pid, mine->k, &mine->count);
+	if (pid == 0)
+		all = pems_malloc(S.v * sizeof(*all));
+	pems_gather(0, mine, all, sizeof(*mine));
+	pems_free(mine);
+	if (pid == 0) {
+		pick_splitters(all, spl);
+		pems_free(all);
+	}
+	pems_broadcast(0, spl, (S.v - 1) * sizeof(*spl) + 1);
+	partition(pid, spl, counts, &recv, &recvbytes);
+	pems_allreduce(counts, totals, S.v, PEMS_UINT64, PEMS_SUM);
+	sort_and_write(pid, recv, recvbytes, totals);
+	pems_free(spl);
+	pems_free(counts);
+	pems_free(totals);
+}
+
+/* ---- choosing v, k and mu, and checking space up front ---- */
+
+/*
+ * Memory plan (bytes, per rank), for v VPs and message chunks of C bytes:
+ *   k * mu           the VPs computing: mu = 2.6 * N/v (slice + scratch +
+ *                    bucket imbalance) + 2 MiB (stack, tables)
+ *   (2kv + 8k) * C   message buffers (pems/msg.c invariant 5)
+ * The first falls with v, the second grows with it; take the v that
+ * minimises the sum, for the largest C <= 1 MiB that fits -- message
+ * I/O runs at disk speed only with large requests.
+ */
+static uint64_t mu_for(uint64_t bytes, unsigned v)
+{
+	uint64_t tables = (uint64_t)v * (sizeof(struct skey) + 48) +
+			  (uint64_t)v * sizeof(struct sample_msg) * 2;
+
+	return (bytes / v) * 26 / 10 + tables + (2u << 20);
+}
+
+static uint64_t need_for(uint64_t bytes, unsigned v, unsigned k, uint64_t c)
+{
+	return k * mu_for(bytes, v) + (2ull * k * v + 8ull * k) * c;
+}
+
+static int plan(struct pems_config *cfg, uint64_t bytes)
+{
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	uint64_t c, budget, best_need = UINT64_MAX;
+	unsigned v, k, best_v = 0;
+
+	if (!cfg->mem) {
+		long pages = sysconf(_SC_PHYS_PAGES);
+
+		cfg->mem = (size_t)pages * 4096 / 4;
+	}
+	if (!cfg->threads)
+		cfg->threads = cores > 0 ? (unsigned)cores : 1;
+	k = cfg->threads;
+	if (cfg->mem < (48u << 20)) {
+		fprintf(stderr, "pems: error: sort: --mem %zu MiB is too small; give at least 48M\n",
+			cfg->mem >> 20);
+		return -EINVAL;
+	}
+	for (c = 1u << 20; c >= 16u << 10; c /= 2) {
+		/* runtime overhead: 16 MiB + delivery bounce buffers */
+		budget = cfg->mem - (16u << 20) - (uint64_t)k * k * 2 * c - cfg->mem / 16;
+		if (cfg->procs) {
+			best_v = cfg->procs;
+			best_need = need_for(bytes, best_v, k, c);
+		} else {
+			best_need = UINT64_MAX;
+			for (v = k; v < 100000; v++) {
+				uint64_t n = need_for(bytes, v, k, c);
+
+				if (n < best_need) {
+					best_need = n;
+					best_v = v;
+				} else if (n > best_need * 2) {
+					break;
+				}
+			}
+		}
+		if (best_need <= budget)
+			break;
+	}
+	if (c < 16u << 10) {
+		fprintf(stderr, "pems: error: sort: --mem %zu MiB is too small for %llu MiB of input with %u threads; raise --mem (or lower --threads)\n",
+			cfg->mem >> 20, (unsigned long long)(bytes >> 20), k);
+		return -EINVAL;
+	}
+	if (bytes / S.rec < best_v)
+		best_v = bytes / S.rec > k ? (unsigned)(bytes / S.rec) : k;
+	if (!bytes || best_v < 1)
+		best_v = 1;
+	cfg->procs = best_v;
+	if (!cfg->mu)
+		cfg->mu = mu_for(bytes, best_v);
+	cfg->mu = (cfg->mu + (1u << 20) - 1) & ~(size_t)((1u << 20) - 1);
+	if (!cfg->msg_mem)
+		cfg->msg_mem = (2ull * k * best_v + 8ull * k) * c;
+	return 0;
+}
+
+static int check_space(const char *dir, uint64_t need, const char *what)
+{
+	struct statvfs sv;
+	uint64_t avail;
+
+	if (statvfs(dir, &sv))
+		return 0;
+	avail = (uint64_t)sv.f_bavail * sv.f_frsize;
+	if (avail < need) {
+		fprintf(stderr, "pems: error: sort: %s %s needs about %llu MiB free but only %llu MiB are; free space or choose another %s\n",
+			what, dir, (unsigned long long)(need >> 20),
+			(unsigned long long)(avail >> 20),
+			strcmp(what, "scratch dir") ? "output path" : "--tmp");
+		return -ENOSPC;
+	}
+	return 0;
+}
+
+static void dir_of(const char *path, char *out, size_t n)
+{
+	const char *slash = strrchr(path, '/');
+
+	if (!slash)
+		snprintf(out, n, ".");
+	else if (slash == path)
+		snprintf(out, n, "/");
+	else
+		snprintf(out, n, "%.*s", (int)(slash - path), path);
+}
+
+static int space_ok(const struct pems_config *cfg, uint64_t bytes, const char *out)
+{
+	char dir[4096];
+	const char *tmp = getenv("TMPDIR");
+	uint64_t scratch = bytes + bytes / 16 + (256u << 20);
+	unsigned i;
+	int rc;
+
+	dir_of(out, dir, sizeof(dir));
+	if (cfg->ntmp) {
+		for (i = 0; i < cfg->ntmp; i++) {
+			rc = check_space(cfg->tmp[i], scratch / cfg->ntmp, "scratch dir");
+			if (rc)
+				return rc;
+		}
+	} else {
+		rc = check_space(tmp && *tmp ? tmp : ".", scratch, "scratch dir");
+		if (rc)
+			return rc;
+	}
+	return check_space(dir, bytes, "output directory");
+}
+
+/* ---- progress reporting: a thread polls the counters ---- */
+
+static atomic_int progress_stop;
+
+static void *progress_main(void *arg)
+{
+	const struct pems_sort_job *job = arg;
+	uint64_t total = S.n * S.rec;
+	struct timespec ts = { 0, 200 * 1000 * 1000 };
+
+	while (!atomic_load(&progress_stop)) {
+		uint64_t w = atomic_load(&S.done[1]);
+
+		if (w)
+			job->progress("sort+write", w, total, job->progress_arg);
+		else
+			job->progress("partition", atomic_load(&S.done[0]), total,
+				      job->progress_arg);
+		nanosleep(&ts, NULL);
+	}
+	return NULL;
+}
+
+static int run(const struct pems_sort_job *job, const char *tmp_path)
+{
+	pthread_t th;
+	bool have_th = false;
+	int rc;
+
+	if (job->progress && !pthread_create(&th, NULL, progress_main, (void *)job))
+		have_th = true;
+	rc = pems_spmd(sort_spmd, NULL);
+	atomic_store(&progress_stop, 1);
+	if (have_th)
+		pthread_join(th, NULL);
+	if (!rc && job->progress)
+		job->progress("done", S.n * S.rec, S.n * S.rec, job->progress_arg);
+	(void)tmp_path;
+	return rc;
+}
+
+int pems_sort(const struct pems_sort_job *job)
+{
+	struct pems_config cfg = *pems_current_config();
+	char tmp_path[4096];
+	struct stat st;
+	int rc, fd;
+
+	memset(&S, 0, sizeof(S));
+	S.job = job;
+	S.rec = pems_format_size(job->fmt);
+	if (job->fmt != PEMS_FMT_U64 && job->fmt != PEMS_FMT_REC100) {
+		fprintf(stderr, "pems: error: sort: format not sortable; use u64 or rec100\n");
+		return -EINVAL;
+	}
+	if (stat(job->in, &st)) {
+		rc = -errno;
+		fprintf(stderr, "pems: error: sort: %s: %s\n", job->in, strerror(errno));
+		return rc;
+	}
+	if ((uint64_t)st.st_size % S.rec) {
+		fprintf(stderr, "pems: error: sort: %s: size %llu is not a multiple of the %zu-byte record\n",
+			job->in, (unsigned long long)st.st_size, S.rec);
+		return -EINVAL;
+	}
+	S.n = (uint64_t)st.st_size / S.rec;
+	rc = plan(&cfg, (uint64_t)st.st_size);
+	if (rc)
+		return rc;
+	rc = space_ok(&cfg, (uint64_t)st.st_size, job->out);
+	if (rc)
+		return rc;
+	rc = pems_configure(&cfg);
+	if (rc)
+		return rc;
+	S.v = cfg.procs;
+	S.in = pems_file_open(job->in, O_RDONLY, 0);
+	if (S.in < 0) {
+		fprintf(stderr, "pems: error: sort: %s: %s\n", job->in, strerror(-S.in));
+		return S.in;
+	}
+	snprintf(tmp_path, sizeof(tmp_path), "%s.tmp.%d", job->out, (int)getpid());
+	fd = open(tmp_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0 || ftruncate(fd, st.st_size)) {
+		rc = -errno;
+		fprintf(stderr, "pems: error: sort: cannot create %s: %s\n", tmp_path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		unlink(tmp_path);
+		pems_file_close(S.in);
+		return rc;
+	}
+	close(fd);
+	pems_remove_on_abort(tmp_path);
+	S.out = pems_file_open(tmp_path, O_RDWR, 0);
+	if (S.out < 0) {
+		rc = S.out;
+		goto out_unlink;
+	}
+	rc = run(job, tmp_path);
+	if (!rc) {
+		fd = open(tmp_path, O_RDWR);
+		if (fd < 0 || fsync(fd))
+			rc = -errno;
+		if (fd >= 0)
+			close(fd);
+	}
+	pems_file_close(S.out);
+	if (!rc && rename(tmp_path, job->out))
+		rc = -errno;
+	if (rc)
+		fprintf(stderr, "pems: error: sort: finishing %s: %s\n", job->out, pems_strerror(rc));
+out_unlink:
+	if (rc)
+		unlink(tmp_path);
+	pems_remove_on_abort(NULL);
+	pems_file_close(S.in);
+	return rc;
+}
