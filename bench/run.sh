@@ -3,9 +3,9 @@
 #
 #   BENCH_SCALE=small|full BUILD=build bash bench/run.sh
 #
-# small (default, < 10 min on 2 cores): sort at 256M and 1G with MEM=1G;
-# full: sort at 1G, 4G and 16G with MEM=1G (needs ~70 GB free in BENCH_TMP
-# and well over an hour).  MEM, BENCH_TMP, IMPLS, ... pass through to the
+# small (default, < 10 min on 2 cores): io at 1G; sort at 256M and 1G with
+# MEM=1G.  full: io at 4G; sort at 1G, 4G and 16G with MEM=1G (needs ~50 GB
+# free in BENCH_TMP, and long).  MEM, BENCH_TMP, IMPLS, ... pass through to the
 # scripts (see bench/sort.sh).  Results go to bench/results/<date>/ (one
 # RESULTS_DIR shared by all benchmarks of this run).
 # Runs scripts/deps.sh --bench first, then each benchmark it knows that
@@ -18,8 +18,8 @@ export BENCH_SCALE=${BENCH_SCALE:-small}
 export RESULTS_DIR=${RESULTS_DIR:-$PWD/bench/results/$(date +%F)}
 
 case "$BENCH_SCALE" in
-small) SORT_SIZES=(256M 1G) ;;
-full) SORT_SIZES=(1G 4G 16G) ;;
+small) SORT_SIZES=(256M 1G) IO_SIZE=1G ;;
+full) SORT_SIZES=(1G 4G 16G) IO_SIZE=4G ;;
 *)
 	echo "bench/run.sh: error: BENCH_SCALE=$BENCH_SCALE: use small or full" >&2
 	exit 2 ;;
@@ -46,7 +46,7 @@ run_bench() {	# run_bench NAME CMD...
 }
 
 if [[ -f bench/io.sh ]]; then
-	run_bench io bash bench/io.sh
+	run_bench io bash bench/io.sh "$IO_SIZE" "${BENCH_TMP:-/var/tmp/pems-bench}"
 else
 	echo "bench/run.sh: bench/io.sh not present, skipping io"
 fi

@@ -15,7 +15,8 @@
 #   IMPLS="pems pems-rec100 gnu-sort stxxl stxxl-rec100 ceiling"  contenders
 #   FIO_SIZE=2G         bytes per fio job for the I/O ceiling
 #   KEEP_DATA=1         keep generated inputs in $BENCH_TMP/data for reuse
-#   REPEAT=1            runs per contender and size (interleaved); the ratio
+#   REPEAT=1            runs per contender and size (interleaved with the
+#                       other contenders on the same input); the ratio
 #                       table and the plot use the median of the ok runs
 #
 # Contenders, for each SIZE (N bytes; inputs from `pems-run gen`, seed 42):
@@ -219,16 +220,16 @@ if has_impl ceiling; then
 fi
 
 # ---- the runs ---------------------------------------------------------------
-# run_impl IMPL: one measured run of IMPL at size N (uses N, U64, R100, ASC,
-# OUT, TMPD, L from the size loop), then the untimed output check.
+# run_impl IMPL IN: one measured run of IMPL on input IN at size N (uses
+# N, OUT, TMPD, L, rep from the loops), then the untimed output check.
 run_impl() {
-	local impl=$1 log=$L/$1-$N.r$rep.log
+	local impl=$1 in=$2 log=$L/$1-$N.r$rep.log fmt
 	rm -rf "$OUT" "$OUT".tmp.* "$TMPD"	# (an OOM-killed run may leave OUT.tmp.*)
 	mkdir -p "$TMPD"
 	case "$impl" in
 	pems|pems-rec100)
-		local fmt=u64 in=$U64
-		[[ "$impl" == pems-rec100 ]] && fmt=rec100 in=$R100
+		fmt=u64
+		[[ "$impl" == pems-rec100 ]] && fmt=rec100
 		if ((!have_pems)); then
 			skip "$impl" "$fmt" "$N" "pems-run not built"
 			return 0
@@ -239,11 +240,11 @@ run_impl() {
 		((M_RC)) || check "$impl" "$fmt" "$in" "$OUT" "$log" ;;
 	gnu-sort)
 		measure gnu-sort ascii100 "$N" "$log" \
-			env LC_ALL=C sort -S "${MEM_B}b" --parallel=2 -T "$TMPD" -o "$OUT" "$ASC"
-		((M_RC)) || check gnu-sort ascii100 "$ASC" "$OUT" "$log" ;;
+			env LC_ALL=C sort -S "${MEM_B}b" --parallel=2 -T "$TMPD" -o "$OUT" "$in"
+		((M_RC)) || check gnu-sort ascii100 "$in" "$OUT" "$log" ;;
 	stxxl|stxxl-rec100)
-		local fmt=u64 in=$U64
-		[[ "$impl" == stxxl-rec100 ]] && fmt=rec100 in=$R100
+		fmt=u64
+		[[ "$impl" == stxxl-rec100 ]] && fmt=rec100
 		if ((!have_stxxl)); then
 			skip "$impl" "$fmt" "$N" "STXXL driver not available"
 			return 0
@@ -260,32 +261,37 @@ for size in "${SIZES[@]}"; do
 	N=$((N / 800 * 800))	# whole u64 keys and whole 100-byte records
 	((N > 0)) || die "size '$size' is too small"
 	free=$(df -B1 --output=avail "$BENCH_TMP" | tail -n 1)
-	if ((free < 5 * N + (1 << 30))); then
-		msg "skipping size $size: needs ~$(((5 * N) >> 30)) GiB free in $BENCH_TMP, has $((free >> 30)) GiB"
+	if ((free < 3 * N + (1 << 30))); then
+		msg "skipping size $size: needs ~$(((3 * N) >> 30 + 1)) GiB free in $BENCH_TMP, has $((free >> 30)) GiB"
 		continue
 	fi
-	U64=$BENCH_TMP/data/u64-$N.in
-	R100=$BENCH_TMP/data/rec100-$N.in
-	ASC=$BENCH_TMP/data/ascii100-$N.in
 	OUT=$BENCH_TMP/out
 	TMPD=$BENCH_TMP/tmp
 	L=$RESULTS_DIR/logs
-	msg "size $size ($N bytes): generating inputs"
-	if has_impl pems || has_impl stxxl; then gen u64 "$N" "$U64"; fi
-	if has_impl pems-rec100 || has_impl stxxl-rec100; then gen rec100 "$N" "$R100"; fi
-	if has_impl gnu-sort; then gen ascii100 "$N" "$ASC"; fi
-
-	for ((rep = 1; rep <= REPEAT; rep++)); do
-		for impl in pems pems-rec100 gnu-sort stxxl stxxl-rec100; do
-			if has_impl "$impl"; then run_impl "$impl"; fi
+	# One input at a time (disk need ~3N: input, output, temp), its
+	# contenders interleaved REPEAT times.
+	for group in "u64:pems stxxl" "rec100:pems-rec100 stxxl-rec100" "ascii100:gnu-sort"; do
+		fmt=${group%%:*}
+		impls=()
+		for impl in ${group#*:}; do
+			if has_impl "$impl"; then impls+=("$impl"); fi
 		done
+		((${#impls[@]})) || continue
+		in=$BENCH_TMP/data/$fmt-$N.in
+		msg "size $size ($N bytes): generating $fmt input"
+		gen "$fmt" "$N" "$in"
+		for ((rep = 1; rep <= REPEAT; rep++)); do
+			for impl in "${impls[@]}"; do
+				run_impl "$impl" "$in"
+			done
+		done
+		[[ "${KEEP_DATA:-0}" == 1 ]] || rm -f "$in"
 	done
 	if has_impl ceiling && ((READ_BW > 0)); then
 		secs=$(awk -v n="$N" -v r="$READ_BW" -v w="$WRITE_BW" 'BEGIN { printf "%.2f", 2 * n / r + 2 * n / w }')
 		report ceiling - "$N" "$secs" 0 0 0 ok
 	fi
 	rm -rf "$OUT" "$OUT".tmp.* "$TMPD"
-	[[ "${KEEP_DATA:-0}" == 1 ]] || rm -f "$U64" "$R100" "$ASC"
 done
 rmdir "$BENCH_TMP/data" "$BENCH_TMP" 2>/dev/null || true
 
