@@ -266,6 +266,24 @@ START_TEST(gen_is_deterministic)
 }
 END_TEST
 
+START_TEST(gen_reports_and_leaves_no_partial_output)
+{
+	char nodir[4200], want[8400];
+	const char *out = file("ten.u64");
+	struct result r;
+
+	RUN(&r, "gen", "--format", "u64", "--count", "10", out);
+	expect(&r, 0, NULL);
+	snprintf(want, sizeof(want), "gen: 10 u64 records (80 B) to %s in ", out);
+	ck_assert_msg(!strncmp(r.err, want, strlen(want)), "%s", r.err);
+	snprintf(nodir, sizeof(nodir), "%s/none/out", dir);
+	RUN(&r, "gen", "--format", "u64", "--count", "10", nodir);
+	snprintf(want, sizeof(want),
+		 "pems-run: error: gen: output directory '%s/none' does not exist\n", dir);
+	expect(&r, 1, want);
+}
+END_TEST
+
 /* ascii100 lines are printable and order like the rec100 keys. */
 START_TEST(gen_ascii100_orders_like_rec100)
 {
@@ -557,6 +575,47 @@ static TCase *tcase(Suite *s, const char *name)
 	return tc;
 }
 
+/* index of record @i: rec100 bytes 10..17 big-endian, ascii100 hex 15..30 */
+static uint64_t rec_index(const uint8_t *r, bool ascii)
+{
+	uint64_t v = 0;
+	int b;
+
+	for (b = 0; b < (ascii ? 16 : 8); b++)
+		v = ascii ? v << 4 | (uint64_t)(r[15 + b] <= '9' ? r[15 + b] - '0'
+							     : r[15 + b] - 'A' + 10)
+			  : v << 8 | r[10 + b];
+	return v;
+}
+
+/* GNU sort (LC_ALL=C) on ascii100 puts the records in the order of the
+ * stable pems sort of the same rec100 keys, ties included. */
+START_TEST(sort_agrees_with_gnu_sort_on_ascii100)
+{
+	const char *skew = (const char *[]){ "uniform", "dup", "zipf" }[_i];
+	const char *txt = file("a.txt"), *txt_sorted = file("a.sorted");
+	const char *a[] = { "--quiet", NULL };
+	char cmd[9000];
+	uint8_t *x, *y;
+	size_t lx, ly, i;
+	struct result r;
+
+	gen_sort_verify("rec100", skew, "30000", a, &r);
+	gen("ascii100", skew, "30000", "11", txt);
+	snprintf(cmd, sizeof(cmd), "LC_ALL=C sort -o '%s' '%s'", txt_sorted, txt);
+	ck_assert_int_eq(system(cmd), 0);
+	x = read_file(file("rt.out"), &lx);
+	y = read_file(txt_sorted, &ly);
+	ck_assert_uint_eq(lx, ly);
+	for (i = 0; i < lx / 100; i++)
+		if (rec_index(x + i * 100, false) != rec_index(y + i * 100, true))
+			break;
+	ck_assert_msg(i == lx / 100, "%s: record %zu differs", skew, i);
+	free(x);
+	free(y);
+}
+END_TEST
+
 static Suite *cli_suite(void)
 {
 	Suite *s = suite_create("cli");
@@ -573,6 +632,7 @@ static Suite *cli_suite(void)
 	tcase_add_test(u, gen_usage_errors);
 	tcase_add_loop_test(g, gen_is_deterministic, 0, 3 * NSKEWS);
 	tcase_add_test(g, gen_ascii100_orders_like_rec100);
+	tcase_add_test(g, gen_reports_and_leaves_no_partial_output);
 	tcase_add_test(v, verify_accepts_sorted_file);
 	tcase_add_test(v, verify_reports_first_unsorted_record);
 	tcase_add_test(v, verify_rejects_partial_records_and_missing_files);
@@ -582,6 +642,7 @@ static Suite *cli_suite(void)
 	tcase_set_timeout(rt, 600);
 	tcase_add_loop_test(rt, sort_round_trip, 0, 6);
 	tcase_add_test(rt, sort_summary_and_stats_json);
+	tcase_add_loop_test(rt, sort_agrees_with_gnu_sort_on_ascii100, 0, 3);
 	return s;
 }
 
