@@ -705,7 +705,7 @@ static TCase *tcase(const char *name, const TTest *t, double timeout)
 static Suite *io_suite(void)
 {
 	Suite *s = suite_create("io");
-	TCase *tc = tcase("write_then_read_back", test_roundtrip_qd1, 20);
+	TCase *tc = tcase("write_then_read_back", test_roundtrip_qd1, 60);
 
 	tcase_add_loop_test(tc, test_roundtrip_qd4, 0, 3);
 	tcase_add_loop_test(tc, test_roundtrip_qd16, 0, 3);
@@ -713,15 +713,15 @@ static Suite *io_suite(void)
 	tcase_add_loop_test(tc, test_inflight_kept, 0, 3);
 	suite_add_tcase(s, tc);
 	suite_add_tcase(s, tcase("read_at_eof_is_short",
-				 test_eof_short_read, 10));
-	tc = tcase("errors_pass_through", test_errors_pass_through, 10);
+				 test_eof_short_read, 60));
+	tc = tcase("errors_pass_through", test_errors_pass_through, 60);
 	tcase_add_loop_test(tc, test_bad_arguments, 0, 3);
 	suite_add_tcase(s, tc);
 	suite_add_tcase(s, tcase("reap_min0_does_not_block",
-				 test_reap_nonblocking, 10));
+				 test_reap_nonblocking, 60));
 	suite_add_tcase(s, tcase("rw_keeps_other_completions",
-				 test_rw_keeps_completions, 10));
-	tc = tcase("destroy_and_signals", test_destroy_waits, 10);
+				 test_rw_keeps_completions, 60));
+	tc = tcase("destroy_and_signals", test_destroy_waits, 60);
 	tcase_add_loop_test(tc, test_signals_eintr, 0, 3);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("fallback_to_buffered_once");
