@@ -261,10 +261,11 @@ PEMS_API long long pems_file_read_pieces(int h, void *out, const uint64_t *offs,
 
 		for (j = 0; j < m; j++) {
 			uint64_t a = offs[i + j] & ~(uint64_t)(PEMS_PAGE - 1);
+			size_t blk = offs[i + j] - a + len > PEMS_PAGE ? BLK : PEMS_PAGE;
 
 			ops[j] = (struct fop){ .x = &x, .busy = true };
 			ops[j].op.req = (struct pems_io_req){ .fd = f->dfd, .op = PEMS_IO_READ,
-							      .buf = bounce + j * BLK, .len = BLK,
+							      .buf = bounce + j * BLK, .len = blk,
 							      .off = a, .user = &ops[j].op };
 			ops[j].op.done = fop_done;
 			x.pending++;
@@ -289,8 +290,8 @@ PEMS_API long long pems_file_read_pieces(int h, void *out, const uint64_t *offs,
 				return -EIO;
 			}
 			memcpy((char *)out + (i + j) * len, bounce + j * BLK + (o - a), len);
+			w->file_read += ops[j].op.req.len;
 		}
-		w->file_read += m * BLK;
 	}
 	free(bounce);
 	return (long long)(n * len);

@@ -189,10 +189,12 @@ int pems_config_derive(struct pems_config *cfg, unsigned maxprocs,
 
 	if (cfg->threads > cfg->procs)
 		cfg->threads = cfg->procs;
-	d->fixed = PEMS_FIXED_OVERHEAD + (size_t)cfg->threads * cfg->threads * 2 * PEMS_IO_REQ_SIZE;
 	d->msg_budget = cfg->msg_mem ? cfg->msg_mem : cfg->mem / 8;
 	if (d->msg_budget < (4u << 20))
 		d->msg_budget = 4u << 20;
+	d->chunk = pems_msg_chunk_size(d->msg_budget, cfg->threads, cfg->procs);
+	d->fixed = PEMS_FIXED_OVERHEAD +
+		   (size_t)cfg->threads * pems_msg_bounce_size(cfg->threads, d->chunk);
 	if (!cfg->mu) {
 		size_t avail = cfg->mem > d->fixed + d->msg_budget ?
 			       cfg->mem - d->fixed - d->msg_budget : 0;

@@ -34,7 +34,7 @@
 
 #include "runtime.h"
 
-#define RA 2	/* chunks read ahead per stream during delivery */
+#define RA PEMS_MSG_RA	/* chunks read ahead per stream during delivery */
 
 struct pems_chunk {
 	struct pems_chunk *next;
@@ -88,27 +88,22 @@ static void pool_put(struct pems_rt *rt, char *b)
 
 /* ---- setup ---- */
 
-static size_t pow2_floor(size_t x)
+/* invariant (5): open chunks of this superstep and partial ones kept
+ * from the last (2*k*vlocal) plus a few writes in flight per worker */
+size_t pems_msg_chunk_size(size_t budget, unsigned k, unsigned vlocal)
 {
-	size_t p = 1;
+	size_t per = budget / (2 * (size_t)k * vlocal + 8 * k), p = PEMS_PAGE;
 
-	while (p * 2 <= x)
+	while (p * 2 <= per && p < PEMS_IO_REQ_SIZE)
 		p *= 2;
 	return p;
 }
 
 int pems_msg_setup(struct pems_rt *rt)
 {
-	/* invariant (5): open chunks of this superstep and partial ones kept
-	 * from the last (2*k*vlocal) plus a few writes in flight per worker */
-	size_t per = rt->d.msg_budget / (2 * (size_t)rt->k * rt->vlocal + 8 * rt->k);
 	size_t n = (size_t)rt->k * rt->vlocal;
 
-	rt->chunk_size = pow2_floor(per ? per : 1);
-	if (rt->chunk_size < PEMS_PAGE)
-		rt->chunk_size = PEMS_PAGE;
-	if (rt->chunk_size > PEMS_IO_REQ_SIZE)
-		rt->chunk_size = PEMS_IO_REQ_SIZE;
+	rt->chunk_size = rt->d.chunk;
 	rt->pool_max = rt->d.msg_budget / rt->chunk_size;
 	pthread_mutex_init(&rt->pool_lock, NULL);
 	rt->in = calloc(n, sizeof(*rt->in));
@@ -420,8 +415,9 @@ static bool next_chunk(struct pems_worker *w, struct reader *r)
 	return true;
 }
 
-static void reader_init(struct pems_worker *w, struct reader *r,
-			struct pems_stream *s, char *bounce)
+/* Start reading a stream ahead; the first reader_peek() waits for it. */
+static void reader_start(struct pems_worker *w, struct reader *r,
+			 struct pems_stream *s, char *bounce)
 {
 	int i;
 
@@ -432,7 +428,6 @@ static void reader_init(struct pems_worker *w, struct reader *r,
 	r->ahead = s->head;
 	r->nextc = s->head;
 	read_ahead(w, r);
-	next_chunk(w, r);
 }
 
 /* Copy @n bytes of the stream to @dst (NULL: skip them). */
@@ -561,11 +556,35 @@ static void prepare_queues(struct pems_rt *rt, struct pems_vp *vp)
 	}
 }
 
-/* Apply @vp's incoming records of the previous superstep (invariant 2). */
-void pems_msg_deliver(struct pems_worker *w, struct pems_vp *vp)
+int pems_msg_worker_init(struct pems_worker *w)
+{
+	w->readers = calloc(2 * (size_t)w->rt->k, sizeof(struct reader));
+	return w->readers ? 0 : -ENOMEM;
+}
+
+static struct reader *readers(struct pems_worker *w, int slot)
+{
+	return (struct reader *)w->readers + (size_t)slot * w->rt->k;
+}
+
+/* Start reading @vp's incoming chunks into reader set @slot while
+ * another VP computes, so its delivery finds them in memory. */
+void pems_msg_prefetch(struct pems_worker *w, struct pems_vp *vp, int slot)
 {
 	struct pems_rt *rt = w->rt;
-	struct reader rd[64], *r;
+	unsigned i;
+
+	for (i = 0; i < rt->k; i++)
+		reader_start(w, &readers(w, slot)[i], &rt->in[(size_t)i * rt->vlocal + vp->lid],
+			     w->bounce + ((size_t)slot * rt->k + i) * RA * rt->chunk_size);
+	w->pref[slot] = vp;
+}
+
+/* Apply @vp's incoming records of the previous superstep (invariant 2). */
+void pems_msg_deliver(struct pems_worker *w, struct pems_vp *vp, int slot)
+{
+	struct pems_rt *rt = w->rt;
+	struct reader *rd = readers(w, slot), *r;
 	unsigned i, k = rt->k, best;
 	size_t cursor = 0;
 	bool any = false;
@@ -575,12 +594,13 @@ void pems_msg_deliver(struct pems_worker *w, struct pems_vp *vp)
 		if (rt->in[(size_t)i * rt->vlocal + vp->lid].head)
 			any = true;
 	if (!any) {
+		w->pref[slot] = NULL;
 		memset(&vp->xchg, 0, sizeof(vp->xchg));
 		return;
 	}
-	for (i = 0; i < k; i++)
-		reader_init(w, &rd[i], &rt->in[(size_t)i * rt->vlocal + vp->lid],
-			    w->bounce + (size_t)i * RA * rt->chunk_size);
+	if (w->pref[slot] != vp)
+		pems_msg_prefetch(w, vp, slot);
+	w->pref[slot] = NULL;
 	for (;;) {
 		best = k;
 		for (i = 0; i < k; i++)
@@ -608,5 +628,5 @@ void pems_msg_deliver(struct pems_worker *w, struct pems_vp *vp)
 
 size_t pems_msg_bounce_size(unsigned k, size_t chunk)
 {
-	return (size_t)k * RA * chunk;
+	return 2 * (size_t)k * RA * chunk;
 }

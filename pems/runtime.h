@@ -33,7 +33,9 @@
 
 struct pems_derived {
 	size_t fixed, msg_budget, ctx_budget;
+	size_t chunk;		/* message chunk bytes */
 };
+#define PEMS_MSG_RA 4	/* message chunks read ahead per stream */
 int pems_config_derive(struct pems_config *cfg, unsigned maxprocs,
 		       struct pems_derived *d);
 
@@ -164,9 +166,12 @@ struct pems_worker {
 	uint64_t ctx_read, ctx_written, msg_read, msg_written;
 	uint64_t file_read, file_written, h_bytes, h_max;
 	double compute, io_wait;
-	/* read-ahead bounce buffers for delivery */
+	/* read-ahead bounce buffers for delivery: two reader sets (the VP
+	 * being delivered and the next one, prefetched) of k streams */
 	char *bounce;
 	size_t bounce_size;
+	void *readers;
+	struct pems_vp *pref[2];
 };
 
 struct pems_coll_state {
@@ -284,8 +289,11 @@ void pems_msg_append(struct pems_worker *w, unsigned dst, const struct pems_rec 
 		     const void *p1, size_t n1, const void *p2, size_t n2);
 void pems_msg_flush(struct pems_worker *w);
 void pems_msg_swap(struct pems_rt *rt);	/* at the barrier: out -> in */
-void pems_msg_deliver(struct pems_worker *w, struct pems_vp *vp);
+void pems_msg_deliver(struct pems_worker *w, struct pems_vp *vp, int slot);
+void pems_msg_prefetch(struct pems_worker *w, struct pems_vp *vp, int slot);
+int pems_msg_worker_init(struct pems_worker *w);
 size_t pems_msg_bounce_size(unsigned k, size_t chunk);
+size_t pems_msg_chunk_size(size_t budget, unsigned k, unsigned vlocal);
 
 /* registration lookups (bsp.c) */
 struct pems_reg *pems_reg_find_addr(struct pems_vp *vp, const void *addr, uint64_t step);

@@ -272,6 +272,7 @@ static void worker_superstep(struct pems_worker *w)
 	struct pems_rt *rt = w->rt;
 	struct pems_vp *cur = claim(rt), *nxt;
 	bool cur_in = false, nxt_in = false;
+	int slot = 0;
 
 	while (cur) {
 		/* context.c invariant (4): prefetch only once at most one
@@ -279,15 +280,17 @@ static void worker_superstep(struct pems_worker *w)
 		while (w->writebacks > 1)
 			pems_worker_reap(w, 1);
 		nxt = claim(rt);
-		if (nxt)
+		if (nxt) {
 			nxt_in = pems_ctx_swap_in(w, nxt, false);
+			pems_msg_prefetch(w, nxt, slot ^ 1);
+		}
 		if (!cur_in)
 			pems_ctx_swap_in(w, cur, true);
 		pems_ctx_wait(w, cur);
 		pems_ctx_reserve(w, cur, rt->mu, true);	/* it may grow to mu */
 		pems_gets_deliver(rt, cur);
 		w->cur = cur;		/* deliveries allocate in cur's heap */
-		pems_msg_deliver(w, cur);
+		pems_msg_deliver(w, cur, slot);
 		pems_coll_deliver(rt, cur);
 		w->cur = NULL;
 		run(w, cur);
@@ -295,6 +298,7 @@ static void worker_superstep(struct pems_worker *w)
 		pems_worker_reap(w, 0);
 		cur = nxt;
 		cur_in = nxt_in;
+		slot ^= 1;
 	}
 	pems_msg_flush(w);
 }
@@ -361,7 +365,7 @@ static int workers_setup(struct pems_rt *rt)
 		w->out = calloc(rt->vlocal, sizeof(*w->out));
 		w->bounce_size = pems_msg_bounce_size(rt->k, rt->chunk_size);
 		w->bounce = pems_io_alloc(w->bounce_size);
-		if (!w->out || !w->bounce)
+		if (!w->out || !w->bounce || pems_msg_worker_init(w))
 			return -ENOMEM;
 		snprintf(name, sizeof(name), "msg%u.0", i);
 		if (open_scratch(rt, i % rt->ndirs, name, &w->msg_fd[0]))
@@ -470,7 +474,7 @@ static void step_stats(struct pems_rt *rt, double t_start)
 	static struct pems_stats prev;
 	struct pems_stats st;
 
-	if (!rt->cfg.stats || !getenv("PEMS_STATS") || atoi(getenv("PEMS_STATS")) < 2)
+	if (!getenv("PEMS_STATS") || atoi(getenv("PEMS_STATS")) < 2)
 		return;
 	if (rt->supersteps == 1)
 		memset(&prev, 0, sizeof(prev));
@@ -566,6 +570,7 @@ static void rt_free(struct pems_rt *rt)
 			pems_io_destroy(w->io);
 			free(w->out);
 			free(w->bounce);
+			free(w->readers);
 			free(w->gets);
 			if (w->msg_fd[0] > 0)
 				close(w->msg_fd[0]);
