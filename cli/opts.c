@@ -57,8 +57,8 @@ int cli_parse_u64(const char *s, bool suffix, uint64_t *out)
 
 	if (!s || !*s || *s == '-' || *s == '+')
 		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, 0);
+	errno = 0;	/* decimal, or hex with 0x; never octal */
+	v = strtoull(s, &end, strncmp(s, "0x", 2) ? 10 : 16);
 	if (errno)
 		return -errno;
 	if (end != s && !*end) {

@@ -519,7 +519,7 @@ static void gen_sort_verify(const char *fmt, const char *skew,
 
 START_TEST(sort_round_trip)
 {
-	static const char *const quiet[] = { "--quiet", "--mem", "64M", NULL };
+	static const char *const quiet[] = { "--quiet", "--mem", "256M", NULL };
 	unsigned f = _i / 3;
 	const char *skew = (const char *[]){ "uniform", "dup", "equal" }[_i % 3];
 	struct result r;

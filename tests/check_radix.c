@@ -17,7 +17,8 @@ static uint64_t splitmix(uint64_t *s)
 	return z ^ (z >> 31);
 }
 
-enum shape { RANDOM, EQUAL, SORTED, REVERSE, FEW, LOW_BITS, HIGH_BITS, NSHAPES };
+enum shape { RANDOM, EQUAL, SORTED, REVERSE, FEW, LOW_BITS, HIGH_BITS,
+	     ALMOST_SORTED, ALMOST_REVERSE, NSHAPES };
 
 static uint64_t key_of(enum shape sh, size_t i, size_t n, uint64_t *seed)
 {
@@ -36,6 +37,10 @@ static uint64_t key_of(enum shape sh, size_t i, size_t n, uint64_t *seed)
 		return splitmix(seed) & 0xfff;
 	case HIGH_BITS:
 		return splitmix(seed) & 0xfff0000000000000ULL;
+	case ALMOST_SORTED:	/* one key out of place near the end */
+		return i == n - 2 ? 0 : (uint64_t)i * 0x10001ULL;
+	case ALMOST_REVERSE:
+		return i == n - 2 ? UINT64_MAX : (uint64_t)(n - i) * 0x10001ULL;
 	default:
 		return 0;
 	}

@@ -13,9 +13,13 @@
  *  1. Every scatter is a stable counting pass (input order kept within a
  *     bucket) and small buckets are finished by insertion sort, which is
  *     stable too; so equal keys keep their input order.
- *  2. A digit in which all keys of a bucket agree (one bucket holds all
- *     n) costs one histogram read and no scatter: sorted prefixes, few
- *     distinct keys and all-equal inputs stay cheap.
+ *  2. A digit in which all keys of a bucket agree costs no scatter.
+ *     Buckets of more than SURVEY_N keys are surveyed first in one read
+ *     pass (OR ^ AND of the keys finds all such digits at once, and an
+ *     already ascending bucket - u64: or descending, then reversed - is
+ *     finished there); smaller ones find them by their histogram (one
+ *     bucket holds all n).  So sorted, reverse, few-distinct and
+ *     all-equal inputs stay cheap; sorted rec100 records are not moved.
  *  3. sort(src, oth, n, level, to_oth) leaves the result in oth when
  *     to_oth, else in src; a scatter src -> oth flips the flag for the
  *     buckets, so data moves only when a digit really splits it.
@@ -54,6 +58,8 @@
 #define HIST_CHUNK ((size_t)1 << 30)
 /* u64 buckets of at most this many keys (2 MiB) are finished by LSD */
 #define LSD_N 262144
+/* buckets larger than this are surveyed first (invariant 2) */
+#define SURVEY_N 65536
 
 #define REC 100
 #define TAIL_SHIFT 32	/* key bytes 8..9 sit at bits 32..47 of item.lo */
@@ -225,6 +231,57 @@ static void u64_lsd(uint64_t *src, uint64_t *oth, size_t n, unsigned level,
 		memcpy(y, x, n * sizeof(*x));
 }
 
+/*
+ * One read pass over a large bucket (invariant 2): the bits that differ
+ * between any two keys (OR ^ AND of all keys), and whether the keys are
+ * already ascending (1) or descending (-1), else 0.
+ */
+static uint64_t u64_survey(const uint64_t *a, size_t n, int *order)
+{
+	uint64_t o = a[0], x = a[0];
+	bool up = true, down = true;
+	size_t i;
+
+	for (i = 1; i < n; i++) {
+		o |= a[i];
+		x &= a[i];
+		up &= a[i - 1] <= a[i];
+		down &= a[i - 1] >= a[i];
+	}
+	*order = up ? 1 : down ? -1 : 0;
+	return o ^ x;
+}
+
+static void u64_reverse(uint64_t *a, size_t n)
+{
+	size_t i;
+	uint64_t t;
+
+	for (i = 0; i < n / 2; i++) {
+		t = a[i];
+		a[i] = a[n - 1 - i];
+		a[n - 1 - i] = t;
+	}
+}
+
+/* Skip the digits no key differs in; returns the first level that
+ * needs sorting, or WORD_DIGITS when @src is already done (reversed in
+ * place when it was descending: equal u64 keys cannot be told apart). */
+static unsigned u64_first_level(uint64_t *src, size_t n, unsigned level)
+{
+	int order;
+	uint64_t diff = u64_survey(src, n, &order);
+
+	if (order) {
+		if (order < 0)
+			u64_reverse(src, n);
+		return WORD_DIGITS;
+	}
+	while (level < WORD_DIGITS && !((diff >> word_shift(level)) & RMASK))
+		level++;
+	return level;
+}
+
 /* Invariant (3): result in oth when to_oth, else in src. */
 static void u64_sort(uint64_t *src, uint64_t *oth, size_t n, unsigned level,
 		     bool to_oth, struct radix_scratch *s)
@@ -232,6 +289,8 @@ static void u64_sort(uint64_t *src, uint64_t *oth, size_t n, unsigned level,
 	size_t i, j;
 	unsigned shift, b;
 
+	if (n > SURVEY_N)
+		level = u64_first_level(src, n, level);
 	for (; level < WORD_DIGITS && n > SMALL_N; level++) {
 		u64_hist(src, n, level, s);
 		if (prefix_sums(s->cnt, n))
@@ -328,13 +387,45 @@ static void item_scatter(const struct item *src, struct item *dst, size_t n,
 	}
 }
 
-/* Invariant (3): result in oth when to_oth, else in src. */
-static void item_sort(struct item *src, struct item *oth, size_t n,
+/* Like u64_first_level: skip digits no key differs in; ITEM_DIGITS
+ * when the items are already in (stable) order. */
+static unsigned item_first_level(const struct item *it, size_t n,
+				 unsigned level)
+{
+	uint64_t ohi = it[0].hi, ahi = it[0].hi, olo = it[0].lo, alo = it[0].lo;
+	unsigned word, shift;
+	bool up = true;
+	size_t i;
+
+	for (i = 1; i < n; i++) {
+		ohi |= it[i].hi;
+		ahi &= it[i].hi;
+		olo |= it[i].lo;
+		alo &= it[i].lo;
+		up &= !item_less(&it[i], &it[i - 1]);
+	}
+	if (up)
+		return ITEM_DIGITS;
+	ohi ^= ahi;
+	olo = (olo ^ alo) & (0xffffULL << TAIL_SHIFT);	/* not the index */
+	for (; level < ITEM_DIGITS; level++) {
+		shift = item_shift(level, &word);
+		if (((word ? olo : ohi) >> shift) & RMASK)
+			break;
+	}
+	return level;
+}
+
+/* Invariant (3): result in oth when to_oth, else in src.  Returns true
+ * when nothing had to move (the items were in order). */
+static bool item_sort(struct item *src, struct item *oth, size_t n,
 		      unsigned level, bool to_oth, struct radix_scratch *s)
 {
 	size_t i, j;
 	unsigned b;
 
+	if (n > SURVEY_N)
+		level = item_first_level(src, n, level);
 	for (; level < ITEM_DIGITS && n > SMALL_N; level++) {
 		item_hist(src, n, level, s);
 		if (prefix_sums(s->cnt, n))
@@ -347,7 +438,7 @@ static void item_sort(struct item *src, struct item *oth, size_t n,
 		}
 		if (level < ITEM_DIGITS)
 			item_insertion(src, n);
-		return;
+		return level >= ITEM_DIGITS && !to_oth;
 	}
 	item_scatter(src, oth, n, level, s->cnt);
 	for (i = 0; i < n; i = j) {
@@ -356,6 +447,7 @@ static void item_sort(struct item *src, struct item *oth, size_t n,
 			;
 		item_sort(oth + i, src + i, j - i, level + 1, !to_oth, s);
 	}
+	return false;
 }
 
 static uint64_t load_be64(const uint8_t *p)
@@ -422,7 +514,8 @@ void pems_radix_sort_rec100(uint8_t *recs, uint8_t *tmp, size_t n)
 	a = (struct item *)at;
 	b = (struct item *)(at - n * sizeof(struct item));
 	extract_items(recs, a, n);
-	item_sort(a, b, n, 0, false, &s);
+	if (item_sort(a, b, n, 0, false, &s))
+		return;		/* already in order: records stay */
 	gather(recs, tmp, a, n);
 	memcpy(recs, tmp, n * REC);
 }
