@@ -46,7 +46,6 @@ mkdir -p "$LOGDIR" "$TMPROOT" || exit 1
 
 npass=0 nfail=0 nskip=0
 failed=()
-t_all=$EPOCHREALTIME
 
 want() {	# want NAME: true if NAME was selected on the command line
 	local n=$1 a
@@ -56,7 +55,9 @@ want() {	# want NAME: true if NAME was selected on the command line
 	return 1
 }
 
-secs_since() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.2f", b - a }'; }
+now() { echo "${EPOCHREALTIME/,/.}"; }	# seconds.micro, any locale
+secs_since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }'; }
+t_all=$(now)
 
 report() {	# report STATUS LABEL SECS [REASON]
 	local st=$1 label=$2 secs=$3 why=${4:-}
@@ -70,7 +71,7 @@ run_one() {
 	log=$LOGDIR/$label.log
 	tmp=$TMPROOT/$label
 	rm -rf "$tmp" && mkdir -p "$tmp" || { report FAIL "$label" 0 "cannot create $tmp"; nfail=$((nfail + 1)); failed+=("$label"); return; }
-	t0=$EPOCHREALTIME
+	t0=$(now)
 	PEMS_TEST_TMP=$tmp timeout --kill-after=30 "$TEST_TIMEOUT" "$@" </dev/null >"$log" 2>&1
 	rc=$?
 	secs=$(secs_since "$t0")
