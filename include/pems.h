@@ -57,6 +57,11 @@ PEMS_API int pems_configure(const struct pems_config *cfg);
  * the SPMD section (bsp_abort) exits the process with status 1. */
 PEMS_API int pems_spmd(void (*spmd)(void *arg), void *arg);
 
+/* Bytes of M the runtime needs besides k*mu (the computing contexts) for
+ * a configuration: message buffers (msg_mem, or M/8) plus fixed tables
+ * and delivery buffers.  For planners choosing v and mu. */
+PEMS_API size_t pems_overhead(unsigned threads, unsigned procs, size_t mem, size_t msg_mem);
+
 /* Unlink @path if the program aborts (bsp_abort or a fatal runtime
  * error), so that no partial output survives; NULL clears the list. */
 PEMS_API void pems_remove_on_abort(const char *path);

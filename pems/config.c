@@ -160,6 +160,18 @@ static size_t ram_bytes(void)
 
 static size_t round_down(size_t x, size_t a) { return x / a * a; }
 
+/* The memory the runtime takes off M before contexts: message buffers,
+ * and fixed tables plus the delivery bounce buffers of every worker. */
+static void derive_overhead(const struct pems_config *cfg, struct pems_derived *d)
+{
+	d->msg_budget = cfg->msg_mem ? cfg->msg_mem : cfg->mem / 8;
+	if (d->msg_budget < (4u << 20))
+		d->msg_budget = 4u << 20;
+	d->chunk = pems_msg_chunk_size(d->msg_budget, cfg->threads, cfg->procs);
+	d->fixed = PEMS_FIXED_OVERHEAD +
+		   (size_t)cfg->threads * pems_msg_bounce_size(cfg->threads, d->chunk);
+}
+
 /*
  * Derive what the user left at 0 and check that the budget can hold it:
  *   M >= fixed + msg_budget + k * mu
@@ -189,12 +201,7 @@ int pems_config_derive(struct pems_config *cfg, unsigned maxprocs,
 
 	if (cfg->threads > cfg->procs)
 		cfg->threads = cfg->procs;
-	d->msg_budget = cfg->msg_mem ? cfg->msg_mem : cfg->mem / 8;
-	if (d->msg_budget < (4u << 20))
-		d->msg_budget = 4u << 20;
-	d->chunk = pems_msg_chunk_size(d->msg_budget, cfg->threads, cfg->procs);
-	d->fixed = PEMS_FIXED_OVERHEAD +
-		   (size_t)cfg->threads * pems_msg_bounce_size(cfg->threads, d->chunk);
+	derive_overhead(cfg, d);
 	if (!cfg->mu) {
 		size_t avail = cfg->mem > d->fixed + d->msg_budget ?
 			       cfg->mem - d->fixed - d->msg_budget : 0;
@@ -217,4 +224,18 @@ int pems_config_derive(struct pems_config *cfg, unsigned maxprocs,
 	}
 	d->ctx_budget = cfg->mem - d->fixed - d->msg_budget;
 	return 0;
+}
+
+PEMS_API size_t pems_overhead(unsigned threads, unsigned procs, size_t mem, size_t msg_mem)
+{
+	struct pems_config cfg;
+	struct pems_derived d;
+
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.threads = threads ? threads : 1;
+	cfg.procs = procs ? procs : 1;
+	cfg.mem = mem;
+	cfg.msg_mem = msg_mem;
+	derive_overhead(&cfg, &d);
+	return d.fixed + d.msg_budget;
 }

@@ -146,6 +146,8 @@ void pems_ctx_teardown(struct pems_rt *rt)
 			free(rt->vps[i].ops);
 			free(rt->vps[i].regs);
 		}
+		free(rt->vps);
+		rt->vps = NULL;
 	}
 	/* the region stays mapped: VP 0 may still be running after bsp_end,
 	 * and pointers into contexts may be held by the caller; it is

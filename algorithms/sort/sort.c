@@ -394,7 +394,7 @@ static uint64_t need_for(uint64_t bytes, unsigned v, unsigned k, uint64_t c)
 static int plan(struct pems_config *cfg, uint64_t bytes)
 {
 	long cores = sysconf(_SC_NPROCESSORS_ONLN);
-	uint64_t c, budget, best_need = UINT64_MAX;
+	uint64_t c, budget, msg = 0, best_need = UINT64_MAX;
 	unsigned v, k, best_v = 0;
 
 	if (!cfg->mem) {
@@ -411,8 +411,6 @@ static int plan(struct pems_config *cfg, uint64_t bytes)
 		return -EINVAL;
 	}
 	for (c = 1u << 20; c >= 16u << 10; c /= 2) {
-		/* runtime overhead: 16 MiB + delivery bounce buffers */
-		budget = cfg->mem - (16u << 20) - (uint64_t)k * k * 2 * c - cfg->mem / 16;
 		if (cfg->procs) {
 			best_v = cfg->procs;
 			best_need = need_for(bytes, best_v, k, c);
@@ -429,7 +427,11 @@ static int plan(struct pems_config *cfg, uint64_t bytes)
 				}
 			}
 		}
-		if (best_need <= budget)
+		/* what the runtime takes besides the contexts (messages
+		 * included), and a 1/16 margin for libc, stacks, rings */
+		msg = (2ull * k * best_v + 8ull * k) * c;
+		budget = pems_overhead(k, best_v, cfg->mem, msg);
+		if (best_need - msg + budget + cfg->mem / 16 <= cfg->mem)
 			break;
 	}
 	if (c < 16u << 10) {
@@ -446,7 +448,7 @@ static int plan(struct pems_config *cfg, uint64_t bytes)
 		cfg->mu = mu_for(bytes, best_v);
 	cfg->mu = (cfg->mu + (1u << 20) - 1) & ~(size_t)((1u << 20) - 1);
 	if (!cfg->msg_mem)
-		cfg->msg_mem = (2ull * k * best_v + 8ull * k) * c;
+		cfg->msg_mem = msg;
 	return 0;
 }
 
