@@ -9,7 +9,7 @@
 #             VP fills its context, it goes to disk at the barrier, and is
 #             checked after it comes back.  Run inside a 160 MiB cgroup
 #             (bench/cgrun.sh) when root and cgroup-v1 are available.
-# 4. sort     256 MiB of u64 keys sorted with --mem 64M, then verified.
+# 4. sort     256 MiB of u64 keys sorted with --mem 128M, then verified.
 # Scratch files go to $BUILD/demo-tmp (removed at the end).  Exit 1 on the
 # first failing step.
 set -euo pipefail
@@ -47,9 +47,9 @@ else
 	"${spill[@]}"
 fi
 
-step "4. sort: 256 MiB of u64 keys with --mem 64M, then verify"
+step "4. sort: 256 MiB of u64 keys with --mem 128M, then verify"
 "$PEMS_RUN" gen --format u64 --count 32M --seed 7 --quiet "$DEMO/keys.u64"
-"$PEMS_RUN" sort --format u64 --mem 64M --tmp "$DEMO" "$DEMO/keys.u64" "$DEMO/sorted.u64"
+"$PEMS_RUN" sort --format u64 --mem 128M --tmp "$DEMO" "$DEMO/keys.u64" "$DEMO/sorted.u64"
 "$PEMS_RUN" verify --format u64 "$DEMO/sorted.u64" --against "$DEMO/keys.u64" --quiet
 
 printf '\ndemo: all steps ok\n'
