@@ -8,7 +8,9 @@ OPT    ?= -O2 -g
 WERROR ?= -Werror
 CFLAGS_BASE = -std=gnu11 $(OPT) -Wall -Wextra $(WERROR) -fPIC -pthread \
               -D_GNU_SOURCE -fvisibility=hidden $(SAN)
-LDLIBS = -luring -laio -lzstd -lpthread -lm
+MPI_CFLAGS := $(shell mpicc --showme:compile 2>/dev/null)
+MPI_LIBS := $(shell mpicc --showme:link 2>/dev/null || echo -lmpi)
+LDLIBS = -luring -laio -lzstd $(MPI_LIBS) -lpthread -lm
 CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lm)
 
 ifeq ($(V),1)
@@ -20,7 +22,7 @@ endif
 # Layering is enforced by include paths: each layer sees only itself and
 # the layers below it (STYLE.md rule 5).
 INC_io   = -Iio
-INC_pems = -Iio -Ipems -Iinclude
+INC_pems = -Iio -Ipems -Iinclude $(MPI_CFLAGS)
 INC_bsp  = -Iio -Ipems -Iinclude
 INC_alg  = -Iinclude -Ialgorithms
 INC_cli  = -Iinclude -Ialgorithms

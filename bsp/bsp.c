@@ -338,7 +338,7 @@ PEMS_API void bsp_send(bsp_pid_t pid, const void *tag, const void *payload,
 				 .len = vp->tagsize + payload_bytes, .a = vp->tagsize };
 	pems_msg_append(pems_self_worker(), pid, &rec, tag, vp->tagsize, payload, payload_bytes);
 	entry = (16 + vp->tagsize + payload_bytes + 15) & ~(size_t)15;
-	atomic_fetch_add(&rt->send_in_next[pid - rt->first], entry);
+	atomic_fetch_add(&rt->send_in_next[pid], entry);
 	vp->sent_bytes += vp->tagsize + payload_bytes;
 }
 

@@ -116,7 +116,7 @@ static void send_parts(struct pems_vp *vp, const char *buf, const size_t *counts
 		if (n) {
 			pems_msg_append(pems_self_worker(), j, &rec,
 					buf + (displs ? displs[j] : off), n, NULL, 0);
-			atomic_fetch_add(&rt->xchg_in_next[j - rt->first], n);
+			atomic_fetch_add(&rt->xchg_in_next[j], n);
 			vp->sent_bytes += n;
 		}
 		off += n;

@@ -122,7 +122,9 @@ static int sort_report(const struct sort_args *a, double secs)
 {
 	struct pems_stats st;
 
-	pems_get_stats(&st);
+	pems_get_stats(&st);	/* all ranks' sums */
+	if (pems_rank() != 0)
+		return CLI_EXIT_OK;	/* one report per job */
 	if (!a->rt.quiet)
 		cli_summary("sort", a->bytes, secs, &st);
 	if (a->rt.stats)
@@ -153,7 +155,7 @@ int cli_sort_main(int argc, char **argv)
 		rc = cli_runtime_apply(&a.rt, "sort");
 	if (rc)
 		return rc;
-	cli_progress_init(&prog, "sort", a.rt.quiet);
+	cli_progress_init(&prog, "sort", a.rt.quiet || pems_rank() != 0);
 	job.in = a.in;
 	job.out = a.out;
 	job.fmt = a.fmt;

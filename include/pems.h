@@ -57,6 +57,14 @@ PEMS_API int pems_configure(const struct pems_config *cfg);
  * the SPMD section (bsp_abort) exits the process with status 1. */
 PEMS_API int pems_spmd(void (*spmd)(void *arg), void *arg);
 
+/* Multi-rank runs (mpirun): this process's rank and the number of ranks
+ * (0 and 1 without mpirun; MPI starts on first use), and a barrier over
+ * ranks for code outside the SPMD section (e.g. before renaming a shared
+ * output file). */
+PEMS_API unsigned pems_rank(void);
+PEMS_API unsigned pems_nranks(void);
+PEMS_API void pems_rank_barrier(void);
+
 /* Bytes of M the runtime needs besides k*mu (the computing contexts) for
  * a configuration: message buffers (msg_mem, or M/8) plus fixed tables
  * and delivery buffers.  For planners choosing v and mu. */

@@ -49,10 +49,93 @@ static bool in_slice(const struct pems_rt *rt, const struct pems_vp *vp, const c
 	return p >= vp->base && p < vp->base + rt->mu;
 }
 
+/* Copy @g's bytes from its (local) target into @dst. */
+static void serve_one(struct pems_rt *rt, const struct pems_get *g, char *dst)
+{
+	struct pems_vp *t = &rt->vps[g->target - rt->first];
+	struct pems_reg *reg = pems_reg_find_id(t, g->slot);
+	char *src;
+
+	if (!reg)
+		pems_fatal("bsp_get: VP %u reads a registration VP %u does not have (registration order differs between VPs?)",
+			   g->requester, g->target);
+	if (g->offset + g->nbytes > reg->size)
+		pems_fatal("bsp_get: VP %u reads bytes [%zu, %zu) of an area VP %u registered with %zu bytes",
+			   g->requester, g->offset, g->offset + g->nbytes, g->target, reg->size);
+	src = reg->addr + g->offset;
+	if (in_slice(rt, t, src)) {
+		if (!pems_ctx_read_bytes(rt, t, src, dst, g->nbytes))
+			pems_fatal("bsp_get: reading the context of VP %u failed", g->target);
+	} else {
+		memcpy(dst, src, g->nbytes);
+	}
+}
+
+static bool local_pid(const struct pems_rt *rt, unsigned pid)
+{
+	return pid >= rt->first && pid < rt->first + rt->vlocal;
+}
+
+/*
+ * Gets whose target lives on another rank: send the requests to the
+ * owners, serve theirs, send the bytes back (two personalised exchanges
+ * per superstep with gets, whatever their number).  Fills data of our
+ * remote requests at their offsets (g->seq) in rt->reply_data.
+ */
+static void serve_remote(struct pems_rt *rt, struct pems_get *all, size_t n)
+{
+	unsigned p = rt->nranks, r;
+	size_t *scount = calloc(p, sizeof(size_t)), *rcount = calloc(p, sizeof(size_t));
+	size_t *dcount = calloc(p, sizeof(size_t)), *bcount = calloc(p, sizeof(size_t));
+	size_t i, nin, at, total = 0;
+	struct pems_get *sendreq = malloc((n + 1) * sizeof(*sendreq)), *in;
+	char *data, *back, *pos;
+
+	/* requests, grouped by owner rank (stable: issue order kept) */
+	for (r = 0, at = 0; r < p; r++)
+		for (i = 0; i < n; i++)
+			if (!local_pid(rt, all[i].target) && pems_owner(rt, all[i].target) == r) {
+				sendreq[at++] = all[i];
+				scount[r] += sizeof(struct pems_get);
+			}
+	in = (struct pems_get *)pems_tp_alltoallv(rt, (char *)sendreq, scount, rcount);
+	for (r = 0, nin = 0; r < p; r++)
+		nin += rcount[r] / sizeof(struct pems_get);
+	for (i = 0; i < nin; i++)
+		total += in[i].nbytes;
+	data = malloc(total + 1);
+	for (r = 0, i = 0, pos = data; r < p; r++) {
+		size_t k, m = rcount[r] / sizeof(struct pems_get);
+
+		for (k = 0; k < m; k++, i++) {
+			serve_one(rt, &in[i], pos);
+			pos += in[i].nbytes;
+			dcount[r] += in[i].nbytes;
+		}
+	}
+	back = pems_tp_alltoallv(rt, data, dcount, bcount);
+	/* the answers come back per rank in the order we asked */
+	for (r = 0, pos = back; r < p; r++)
+		for (i = 0; i < n; i++)
+			if (!local_pid(rt, all[i].target) && pems_owner(rt, all[i].target) == r) {
+				memcpy(rt->reply_data + all[i].seq, pos, all[i].nbytes);
+				pos += all[i].nbytes;
+			}
+	free(back);
+	free(data);
+	free(in);
+	free(sendreq);
+	free(scount);
+	free(rcount);
+	free(dcount);
+	free(bcount);
+}
+
 /* invariant: sched.c (2) -- nothing runs, every context is still */
 void pems_gets_serve(struct pems_rt *rt)
 {
 	size_t n = 0, bytes = 0, i, at = 0;
+	uint64_t any;
 	unsigned w;
 	struct pems_get *all;
 
@@ -63,9 +146,11 @@ void pems_gets_serve(struct pems_rt *rt)
 	rt->nreplies = 0;
 	for (w = 0; w < rt->k; w++)
 		n += rt->workers[w].ngets;
-	if (!n)
+	any = n;
+	pems_tp_sum_u64(rt, &any, 1);	/* every rank joins the exchange */
+	if (!any)
 		return;
-	all = malloc(n * sizeof(*all));
+	all = malloc((n + 1) * sizeof(*all));
 	if (!all)
 		pems_fatal("bsp_get: out of memory");
 	for (w = 0; w < rt->k; w++) {
@@ -75,39 +160,23 @@ void pems_gets_serve(struct pems_rt *rt)
 			all[at] = wk->gets[i];
 			all[at].seq = at;	/* workers run VPs in order: stable */
 		}
-		bytes += 0;
 		wk->ngets = 0;
 	}
 	qsort(all, n, sizeof(*all), cmp_get);
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
+		all[i].seq = bytes;	/* from now on: offset of the data */
 		bytes += all[i].nbytes;
+	}
 	rt->reply_data = malloc(bytes ? bytes : 1);
 	if (!rt->reply_data)
 		pems_fatal("bsp_get: out of memory for %zu bytes of replies", bytes);
 	if (!rt->reply_first)
 		rt->reply_first = calloc(rt->vlocal + 1, sizeof(size_t));
-	for (i = 0, at = 0; i < n; i++) {
-		struct pems_get *g = &all[i];
-		struct pems_vp *t = &rt->vps[g->target - rt->first];
-		struct pems_reg *reg = pems_reg_find_id(t, g->slot);
-		char *src;
-
-		if (!reg)
-			pems_fatal("bsp_get: VP %u reads a registration VP %u does not have (registration order differs between VPs?)",
-				   g->requester, g->target);
-		if (g->offset + g->nbytes > reg->size)
-			pems_fatal("bsp_get: VP %u reads bytes [%zu, %zu) of an area VP %u registered with %zu bytes",
-				   g->requester, g->offset, g->offset + g->nbytes, g->target, reg->size);
-		src = reg->addr + g->offset;
-		if (in_slice(rt, t, src)) {
-			if (!pems_ctx_read_bytes(rt, t, src, rt->reply_data + at, g->nbytes))
-				pems_fatal("bsp_get: reading the context of VP %u failed", g->target);
-		} else {
-			memcpy(rt->reply_data + at, src, g->nbytes);
-		}
-		g->seq = at;
-		at += g->nbytes;
-	}
+	for (i = 0; i < n; i++)
+		if (local_pid(rt, all[i].target))
+			serve_one(rt, &all[i], rt->reply_data + all[i].seq);
+	if (rt->nranks > 1)
+		serve_remote(rt, all, n);
 	/* index replies by requester */
 	memset(rt->reply_first, 0, (rt->vlocal + 1) * sizeof(size_t));
 	for (i = 0; i < n; i++)
@@ -245,48 +314,129 @@ static void apply(struct pems_coll_state *c, void *inout, const void *in)
 		combine(inout, in, c->count, c->type, c->op);
 }
 
+/* Combine the local contributions 0..n-1 in VP order into @out. */
+static void combine_local(struct pems_coll_state *c, char *out, unsigned n)
+{
+	unsigned i;
+
+	memcpy(out, c->contrib, c->bytes);
+	for (i = 1; i < n; i++)
+		apply(c, out, c->contrib + (size_t)i * c->bytes);
+}
+
+struct coll_sig {
+	int32_t kind;
+	uint32_t root;
+	uint64_t bytes;
+};
+
+/* Every rank must be in the same collective (ranks without VPs calling
+ * it have kind 0 and are caught by the count check). */
+static void check_ranks(struct pems_rt *rt, struct pems_coll_state *c)
+{
+	struct coll_sig me = { c->kind, c->root, c->bytes }, *all;
+	unsigned r;
+
+	if (rt->nranks == 1)
+		return;
+	all = calloc(rt->nranks, sizeof(*all));
+	pems_tp_allgather(rt, &me, all, sizeof(me));
+	for (r = 0; r < rt->nranks; r++)
+		if (all[r].kind != me.kind || all[r].bytes != me.bytes || all[r].root != me.root)
+			pems_fatal("%s: ranks %u and %u disagree on the collective in superstep %llu (same function, sizes and root on every VP)",
+				   c->name ? c->name : "collective", rt->rank, r,
+				   (unsigned long long)rt->superstep);
+	free(all);
+}
+
+static void reduce_ranks(struct pems_rt *rt, struct pems_coll_state *c)
+{
+	size_t b = c->bytes;
+	char *parts;
+	unsigned r;
+
+	grow(&c->result, &c->rcap, b + 1);
+	combine_local(c, c->result, rt->vlocal);
+	if (rt->nranks == 1)
+		return;
+	parts = malloc((size_t)rt->nranks * b + 1);
+	pems_tp_allgather(rt, c->result, parts, b);
+	memcpy(c->result, parts, b);
+	for (r = 1; r < rt->nranks; r++)	/* rank order = VP order */
+		apply(c, c->result, parts + (size_t)r * b);
+	free(parts);
+}
+
+static void exscan_ranks(struct pems_rt *rt, struct pems_coll_state *c)
+{
+	size_t b = c->bytes;
+	char *tot = malloc(b + 1), *parts = NULL, *o;
+	bool have = false;	/* a prefix exists (else identity / none) */
+	unsigned i, r;
+
+	grow(&c->result, &c->rcap, (size_t)rt->vlocal * b + 1);
+	if (c->uop)
+		memset(c->result, 0, b);
+	else
+		identity(c->result, c->count, c->type, c->op);
+	if (rt->nranks > 1) {
+		parts = malloc((size_t)rt->nranks * b + 1);
+		combine_local(c, tot, rt->vlocal);
+		pems_tp_allgather(rt, tot, parts, b);
+		for (r = 0; r < rt->rank; r++) {
+			if (have)
+				apply(c, c->result, parts + (size_t)r * b);
+			else
+				memcpy(c->result, parts, b);
+			have = true;
+		}
+	}
+	for (i = 1; i < rt->vlocal; i++) {
+		o = c->result + (size_t)i * b;
+		memcpy(o, o - b, b);
+		if (have)
+			apply(c, o, c->contrib + (size_t)(i - 1) * b);
+		else
+			memcpy(o, c->contrib, b);
+		have = true;
+	}
+	free(parts);
+	free(tot);
+}
+
 void pems_coll_barrier(struct pems_rt *rt)
 {
 	struct pems_coll_state *c = &rt->coll;
 	size_t b = c->bytes;
-	unsigned i;
+	uint64_t calls = (uint64_t)c->calls;
+	unsigned owner;
 
-	if (!c->calls)
+	pems_tp_sum_u64(rt, &calls, 1);
+	if (!calls)
 		return;
-	if (c->calls != (int)rt->vlocal)
-		pems_fatal("%s: only %d of %u VPs called it in superstep %llu; every VP must",
-			   c->name, c->calls, rt->vlocal, (unsigned long long)rt->superstep);
+	if (calls != rt->v)
+		pems_fatal("%s: only %llu of %u VPs called it in superstep %llu; every VP must",
+			   c->name ? c->name : "collective", (unsigned long long)calls, rt->v,
+			   (unsigned long long)rt->superstep);
+	check_ranks(rt, c);
 	c->calls = 0;
 	switch (c->kind) {
 	case COLL_REDUCE:
-		grow(&c->result, &c->rcap, b + 1);
-		memcpy(c->result, c->contrib, b);
-		for (i = 1; i < rt->vlocal; i++)
-			apply(c, c->result, c->contrib + (size_t)i * b);
+		reduce_ranks(rt, c);
 		break;
 	case COLL_BCAST:
 		grow(&c->result, &c->rcap, b + 1);
-		memcpy(c->result, c->contrib + (size_t)(c->root - rt->first) * b, b);
+		owner = pems_owner(rt, c->root);
+		if (owner == rt->rank)
+			memcpy(c->result, c->contrib + (size_t)(c->root - rt->first) * b, b);
+		pems_tp_bcast(rt, c->result, b, owner);
 		break;
 	case COLL_GATHER:
-		grow(&c->result, &c->rcap, (size_t)rt->vlocal * b + 1);
-		memcpy(c->result, c->contrib, (size_t)rt->vlocal * b);
+		grow(&c->result, &c->rcap, (size_t)rt->v * b + 1);
+		pems_tp_allgatherv(rt, c->contrib, (size_t)rt->vlocal * b, c->result);
 		break;
 	case COLL_EXSCAN:
-		grow(&c->result, &c->rcap, (size_t)rt->vlocal * b + 1);
-		if (c->uop)
-			memset(c->result, 0, b);
-		else
-			identity(c->result, c->count, c->type, c->op);
-		for (i = 1; i < rt->vlocal; i++) {
-			char *o = c->result + (size_t)i * b;
-
-			memcpy(o, o - b, b);
-			if (i == 1 && c->uop)
-				memcpy(o, c->contrib, b);
-			else
-				apply(c, o, c->contrib + (size_t)(i - 1) * b);
-		}
+		exscan_ranks(rt, c);
 		break;
 	default:
 		break;	/* alltoallv / exchange travel as messages */

@@ -169,7 +169,7 @@ static void derive_overhead(const struct pems_config *cfg, struct pems_derived *
 		d->msg_budget = 4u << 20;
 	d->chunk = pems_msg_chunk_size(d->msg_budget, cfg->threads, cfg->procs);
 	d->fixed = PEMS_FIXED_OVERHEAD +
-		   (size_t)cfg->threads * pems_msg_bounce_size(cfg->threads, d->chunk);
+		   (size_t)cfg->threads * pems_msg_bounce_size(cfg->threads, pems_nranks(), d->chunk);
 }
 
 /*

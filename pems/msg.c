@@ -101,20 +101,21 @@ size_t pems_msg_chunk_size(size_t budget, unsigned k, unsigned vlocal)
 
 int pems_msg_setup(struct pems_rt *rt)
 {
-	size_t n = (size_t)rt->k * rt->vlocal;
+	size_t n = (size_t)rt->nranks * rt->k * rt->vlocal;
 
+	rt->norigins = rt->nranks * rt->k;
+	rt->ra = pems_msg_ra(rt->nranks);
 	rt->chunk_size = rt->d.chunk;
 	rt->pool_max = rt->d.msg_budget / rt->chunk_size;
 	pthread_mutex_init(&rt->pool_lock, NULL);
 	rt->in = calloc(n, sizeof(*rt->in));
-	rt->xchg_in = calloc(rt->vlocal, sizeof(*rt->xchg_in));
-	rt->xchg_in_next = calloc(rt->vlocal, sizeof(*rt->xchg_in));
-	rt->send_in = calloc(rt->vlocal, sizeof(*rt->send_in));
-	rt->send_in_next = calloc(rt->vlocal, sizeof(*rt->send_in));
-	rt->send_cnt = calloc(rt->vlocal, sizeof(*rt->send_cnt));
-	rt->send_cnt_next = calloc(rt->vlocal, sizeof(*rt->send_cnt));
-	if (!rt->in || !rt->xchg_in || !rt->xchg_in_next || !rt->send_in ||
-	    !rt->send_in_next || !rt->send_cnt || !rt->send_cnt_next)
+	rt->in_next = calloc(n, sizeof(*rt->in));
+	rt->xchg_in = calloc(rt->v, sizeof(*rt->xchg_in));
+	rt->xchg_in_next = calloc(rt->v, sizeof(*rt->xchg_in));
+	rt->send_in = calloc(rt->v, sizeof(*rt->send_in));
+	rt->send_in_next = calloc(rt->v, sizeof(*rt->send_in));
+	if (!rt->in || !rt->in_next || !rt->xchg_in || !rt->xchg_in_next || !rt->send_in ||
+	    !rt->send_in_next)
 		return -ENOMEM;
 	return 0;
 }
@@ -134,18 +135,19 @@ static void stream_free(struct pems_rt *rt, struct pems_stream *s)
 
 void pems_msg_teardown(struct pems_rt *rt)
 {
-	size_t i, n = (size_t)rt->k * rt->vlocal;
+	size_t i, n = (size_t)rt->norigins * rt->vlocal;
 	char *b;
 
-	if (rt->in)
-		for (i = 0; i < n; i++)
-			stream_free(rt, &rt->in[i]);
+	for (i = 0; rt->in && rt->in_next && i < n; i++) {
+		stream_free(rt, &rt->in[i]);
+		stream_free(rt, &rt->in_next[i]);
+	}
 	if (rt->workers)
 		for (i = 0; i < rt->k; i++)
 			if (rt->workers[i].out) {
 				size_t d;
 
-				for (d = 0; d < rt->vlocal; d++)
+				for (d = 0; d < rt->v; d++)
 					stream_free(rt, &rt->workers[i].out[d]);
 			}
 	while ((b = rt->pool_free)) {
@@ -153,12 +155,11 @@ void pems_msg_teardown(struct pems_rt *rt)
 		free(b);
 	}
 	free(rt->in);
+	free(rt->in_next);
 	free(rt->xchg_in);
 	free(rt->xchg_in_next);
 	free(rt->send_in);
 	free(rt->send_in_next);
-	free(rt->send_cnt);
-	free(rt->send_cnt_next);
 }
 
 /* ---- writing ---- */
@@ -206,16 +207,18 @@ static void chunk_seal(struct pems_worker *w, struct pems_chunk *c)
 	int par = (int)(w->rt->superstep & 1);
 	int rc;
 
-	log_reserve(w, par, w->msg_off[par] + c->len);
+	size_t padded = (c->len + PEMS_PAGE - 1) & ~(size_t)(PEMS_PAGE - 1);
+
+	log_reserve(w, par, w->msg_off[par] + padded);
 	c->fd = w->msg_fd[par];
 	c->off = w->msg_off[par];
-	w->msg_off[par] += c->len;
+	w->msg_off[par] += padded;
 	c->writing = true;
 	memset(&c->op, 0, sizeof(c->op));
 	c->op.req.fd = c->fd;
 	c->op.req.op = PEMS_IO_WRITE;
 	c->op.req.buf = c->buf;
-	c->op.req.len = c->len;
+	c->op.req.len = padded;
 	c->op.req.off = c->off;
 	c->op.req.user = &c->op;
 	c->op.done = chunk_written;
@@ -243,7 +246,12 @@ static struct pems_chunk *chunk_new(struct pems_worker *w, struct pems_stream *s
 	return c;
 }
 
-static void stream_put(struct pems_worker *w, struct pems_stream *s,
+static bool is_local(const struct pems_rt *rt, unsigned pid)
+{
+	return pid >= rt->first && pid < rt->first + rt->vlocal;
+}
+
+static void stream_put(struct pems_worker *w, struct pems_stream *s, unsigned dst,
 		       const void *p, size_t n)
 {
 	size_t cs = w->rt->chunk_size;
@@ -262,27 +270,58 @@ static void stream_put(struct pems_worker *w, struct pems_stream *s,
 		c->len += room;
 		src += room;
 		n -= room;
-		if (c->len == cs)
+		if (c->len < cs)
+			continue;
+		if (is_local(w->rt, dst)) {
 			chunk_seal(w, c);	/* invariant (3) */
+		} else {
+			/* to another rank: the transport copies it out, the
+			 * open chunk starts over (transport.c) */
+			pems_tp_send_chunk(w, dst, c->buf, c->len);
+			c->len = 0;
+		}
 	}
+}
+
+/* Transport: a chunk received for local stream @s, written to @w's log. */
+void pems_msg_land(struct pems_worker *w, struct pems_stream *s, const char *data, size_t len)
+{
+	struct pems_chunk *c = chunk_new(w, s);
+
+	memcpy(c->buf, data, len);
+	c->len = len;
+	chunk_seal(w, c);
 }
 
 void pems_msg_append(struct pems_worker *w, unsigned dst, const struct pems_rec *r,
 		     const void *p1, size_t n1, const void *p2, size_t n2)
 {
-	struct pems_stream *s = &w->out[dst - w->rt->first];
+	struct pems_stream *s = &w->out[dst];
 
-	stream_put(w, s, r, sizeof(*r));
+	stream_put(w, s, dst, r, sizeof(*r));
 	if (n1)
-		stream_put(w, s, p1, n1);
+		stream_put(w, s, dst, p1, n1);
 	if (n2)
-		stream_put(w, s, p2, n2);
+		stream_put(w, s, dst, p2, n2);
 }
 
 /* End of a worker's superstep: wait for its writes (partial chunks stay
  * in memory, invariant 3). */
 void pems_msg_flush(struct pems_worker *w)
 {
+	struct pems_rt *rt = w->rt;
+	unsigned d;
+
+	/* chunks for other ranks go out now, partial or not */
+	for (d = 0; rt->nranks > 1 && d < rt->v; d++) {
+		struct pems_stream *s = &w->out[d];
+
+		if (is_local(rt, d) || !s->head)
+			continue;
+		if (s->tail->len)
+			pems_tp_send_chunk(w, d, s->tail->buf, s->tail->len);
+		stream_free(rt, s);
+	}
 	while (pems_io_inflight(w->io))
 		pems_worker_reap(w, 1);
 }
@@ -290,29 +329,31 @@ void pems_msg_flush(struct pems_worker *w)
 /* At the barrier: this superstep's streams become next superstep's input. */
 void pems_msg_swap(struct pems_rt *rt)
 {
-	unsigned i, d;
+	size_t i, n = (size_t)rt->norigins * rt->vlocal;
+	unsigned d;
 	void *t;
 
+	for (i = 0; i < n; i++)
+		stream_free(rt, &rt->in[i]);	/* leftovers of ended VPs */
 	for (i = 0; i < rt->k; i++) {
 		struct pems_worker *w = &rt->workers[i];
+		size_t o = (size_t)rt->rank * rt->k + i;
 
 		for (d = 0; d < rt->vlocal; d++) {
-			struct pems_stream *in = &rt->in[(size_t)i * rt->vlocal + d];
-
-			stream_free(rt, in);	/* leftovers of ended VPs */
-			*in = w->out[d];
-			w->out[d].head = w->out[d].tail = NULL;
+			rt->in_next[o * rt->vlocal + d] = w->out[rt->first + d];
+			w->out[rt->first + d].head = w->out[rt->first + d].tail = NULL;
 		}
 		/* invariant (4): the log the next superstep writes is dead */
 		w->msg_off[(rt->superstep + 1) & 1] = 0;
 	}
+	if (rt->tpw)
+		rt->tpw->msg_off[(rt->superstep + 1) & 1] = 0;
+	t = rt->in; rt->in = rt->in_next; rt->in_next = t;
 	t = rt->xchg_in; rt->xchg_in = rt->xchg_in_next; rt->xchg_in_next = t;
 	t = rt->send_in; rt->send_in = rt->send_in_next; rt->send_in_next = t;
-	t = rt->send_cnt; rt->send_cnt = rt->send_cnt_next; rt->send_cnt_next = t;
-	for (d = 0; d < rt->vlocal; d++) {
+	for (d = 0; d < rt->v; d++) {
 		rt->xchg_in_next[d] = 0;
 		rt->send_in_next[d] = 0;
-		rt->send_cnt_next[d] = 0;
 	}
 }
 
@@ -353,7 +394,7 @@ static void read_ahead(struct pems_worker *w, struct reader *r)
 {
 	int i;
 
-	for (i = 0; i < RA && r->ahead; i++) {
+	for (i = 0; i < (int)w->rt->ra && r->ahead; i++) {
 		struct slot *s = &r->slot[i];
 
 		if (s->busy)
@@ -369,7 +410,7 @@ static void read_ahead(struct pems_worker *w, struct reader *r)
 		s->op.req.fd = s->c->fd;
 		s->op.req.op = PEMS_IO_READ;
 		s->op.req.buf = s->buf;
-		s->op.req.len = s->c->len;
+		s->op.req.len = (s->c->len + PEMS_PAGE - 1) & ~(size_t)(PEMS_PAGE - 1);
 		s->op.req.off = s->c->off;
 		s->op.req.user = &s->op;
 		s->op.done = slot_done;
@@ -402,10 +443,10 @@ static bool next_chunk(struct pems_worker *w, struct reader *r)
 		return true;
 	}
 	read_ahead(w, r);
-	for (i = 0; i < RA; i++)
+	for (i = 0; i < (int)w->rt->ra; i++)
 		if (r->slot[i].busy && r->slot[i].c == r->c)
 			break;
-	if (i == RA)
+	if (i == (int)w->rt->ra)
 		pems_fatal("message store: lost a chunk (internal error)");
 	while (!r->slot[i].ready)
 		pems_worker_reap(w, 1);
@@ -423,7 +464,7 @@ static void reader_start(struct pems_worker *w, struct reader *r,
 
 	memset(r, 0, sizeof(*r));
 	r->cur_slot = -1;
-	for (i = 0; i < RA; i++)
+	for (i = 0; i < (int)w->rt->ra; i++)
 		r->slot[i].buf = bounce + (size_t)i * w->rt->chunk_size;
 	r->ahead = s->head;
 	r->nextc = s->head;
@@ -539,7 +580,7 @@ static void deliver_one(struct pems_worker *w, struct reader *r, struct pems_vp 
 
 static void prepare_queues(struct pems_rt *rt, struct pems_vp *vp)
 {
-	size_t q = rt->send_in[vp->lid];
+	size_t q = rt->send_in[vp->pid];
 
 	vp->q_buf = NULL;
 	vp->q_pos = vp->q_len = 0;
@@ -547,7 +588,7 @@ static void prepare_queues(struct pems_rt *rt, struct pems_vp *vp)
 	if (q)
 		vp->q_buf = vp_alloc(vp, q, "incoming bsp_send messages");
 	if (vp->xchg.kind == COLL_EXCHANGE) {
-		size_t n = rt->xchg_in[vp->lid];
+		size_t n = rt->xchg_in[vp->pid];
 
 		*vp->xchg.recvbuf = vp_alloc(vp, n, "pems_exchange data");
 		*vp->xchg.recvbytes = n;
@@ -558,13 +599,13 @@ static void prepare_queues(struct pems_rt *rt, struct pems_vp *vp)
 
 int pems_msg_worker_init(struct pems_worker *w)
 {
-	w->readers = calloc(2 * (size_t)w->rt->k, sizeof(struct reader));
+	w->readers = calloc(2 * (size_t)w->rt->norigins, sizeof(struct reader));
 	return w->readers ? 0 : -ENOMEM;
 }
 
 static struct reader *readers(struct pems_worker *w, int slot)
 {
-	return (struct reader *)w->readers + (size_t)slot * w->rt->k;
+	return (struct reader *)w->readers + (size_t)slot * w->rt->norigins;
 }
 
 /* Start reading @vp's incoming chunks into reader set @slot while
@@ -574,9 +615,9 @@ void pems_msg_prefetch(struct pems_worker *w, struct pems_vp *vp, int slot)
 	struct pems_rt *rt = w->rt;
 	unsigned i;
 
-	for (i = 0; i < rt->k; i++)
+	for (i = 0; i < rt->norigins; i++)
 		reader_start(w, &readers(w, slot)[i], &rt->in[(size_t)i * rt->vlocal + vp->lid],
-			     w->bounce + ((size_t)slot * rt->k + i) * RA * rt->chunk_size);
+			     w->bounce + ((size_t)slot * rt->norigins + i) * rt->ra * rt->chunk_size);
 	w->pref[slot] = vp;
 }
 
@@ -585,7 +626,7 @@ void pems_msg_deliver(struct pems_worker *w, struct pems_vp *vp, int slot)
 {
 	struct pems_rt *rt = w->rt;
 	struct reader *rd = readers(w, slot), *r;
-	unsigned i, k = rt->k, best;
+	unsigned i, k = rt->norigins, best;
 	size_t cursor = 0;
 	bool any = false;
 
@@ -626,7 +667,15 @@ void pems_msg_deliver(struct pems_worker *w, struct pems_vp *vp, int slot)
 	memset(&vp->xchg, 0, sizeof(vp->xchg));
 }
 
-size_t pems_msg_bounce_size(unsigned k, size_t chunk)
+/* Read-ahead depth per origin stream: the deeper the fewer origins. */
+unsigned pems_msg_ra(unsigned nranks)
 {
-	return 2 * (size_t)k * RA * chunk;
+	unsigned ra = RA / nranks;
+
+	return ra ? ra : 1;
+}
+
+size_t pems_msg_bounce_size(unsigned k, unsigned nranks, size_t chunk)
+{
+	return 2 * (size_t)k * nranks * pems_msg_ra(nranks) * chunk;
 }

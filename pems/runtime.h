@@ -154,8 +154,9 @@ struct pems_worker {
 	ucontext_t uc;			/* the worker's own context */
 	struct pems_vp *cur;
 	unsigned writebacks;		/* contexts this worker is writing back */
-	/* outgoing message streams for this superstep: streams[dst] */
+	/* outgoing message streams for this superstep, by global pid */
 	struct pems_stream *out;
+	uint64_t net_sent;		/* bytes handed to the transport */
 	int msg_fd[2];			/* message logs, by superstep parity */
 	uint64_t msg_off[2];
 	uint64_t msg_alloc[2];		/* bytes fallocated ahead of msg_off */
@@ -221,14 +222,21 @@ struct pems_rt {
 	size_t peak_resident;
 	size_t cache_limit;		/* finished VPs may stay resident below this */
 	atomic_size_t cached;		/* bytes of such cached VPs */
-	/* messages: incoming streams of the previous superstep, [w][dst] */
-	struct pems_stream *in;		/* k * vlocal */
-	struct pems_stream *next_in;	/* being written: k * vlocal (aliases workers' out) */
+	/* messages: incoming streams of the previous superstep, by origin
+	 * (rank * k + worker) and local destination; in_next is being
+	 * filled by the transport for the next superstep */
+	struct pems_stream *in;		/* nranks * k * vlocal */
+	struct pems_stream *in_next;
+	unsigned norigins;		/* nranks * k */
+	unsigned ra;			/* chunks read ahead per origin stream */
+	struct pems_tp *tp;		/* NULL on one rank */
+	struct pems_worker *tpw;	/* the comm thread's worker: engine, logs */
 	size_t chunk_size;
 	pthread_mutex_t pool_lock;
 	char *pool_free;		/* free list of chunk buffers */
 	size_t pool_count, pool_max;
-	atomic_uint_fast64_t *xchg_in;	/* exchange bytes addressed to each local VP */
+	/* by global pid (summed over ranks at the barrier) */
+	atomic_uint_fast64_t *xchg_in;	/* exchange bytes addressed to each VP */
 	atomic_uint_fast64_t *xchg_in_next;
 	atomic_uint_fast64_t *send_in, *send_in_next;	/* BSMP bytes, incl. tags */
 	atomic_uint *send_cnt, *send_cnt_next;
@@ -292,7 +300,8 @@ void pems_msg_swap(struct pems_rt *rt);	/* at the barrier: out -> in */
 void pems_msg_deliver(struct pems_worker *w, struct pems_vp *vp, int slot);
 void pems_msg_prefetch(struct pems_worker *w, struct pems_vp *vp, int slot);
 int pems_msg_worker_init(struct pems_worker *w);
-size_t pems_msg_bounce_size(unsigned k, size_t chunk);
+size_t pems_msg_bounce_size(unsigned k, unsigned nranks, size_t chunk);
+unsigned pems_msg_ra(unsigned nranks);
 size_t pems_msg_chunk_size(size_t budget, unsigned k, unsigned vlocal);
 
 /* registration lookups (bsp.c) */
@@ -310,6 +319,26 @@ void pems_get_record(struct pems_worker *w, const struct pems_get *g);
 void pems_coll_deliver(struct pems_rt *rt, struct pems_vp *vp);
 void pems_gets_serve(struct pems_rt *rt);
 void pems_gets_deliver(struct pems_rt *rt, struct pems_vp *vp);
+
+/* transport (transport.c) */
+struct pems_tp;
+bool pems_tp_launched(void);
+int pems_tp_world(unsigned *rank, unsigned *size);
+void pems_tp_abort(int status);
+unsigned pems_owner(const struct pems_rt *rt, unsigned pid);
+int pems_tp_start(struct pems_rt *rt);
+void pems_tp_stop(struct pems_rt *rt);
+void pems_tp_send_chunk(struct pems_worker *w, unsigned dst, const char *data, size_t len);
+void pems_tp_end_superstep(struct pems_rt *rt);
+void pems_tp_resume(struct pems_rt *rt);
+void pems_tp_sum_u64(struct pems_rt *rt, uint64_t *v, size_t n);
+void pems_tp_allgather(struct pems_rt *rt, const void *in, void *out, size_t bytes);
+void pems_tp_allgatherv(struct pems_rt *rt, const void *in, size_t bytes, void *out);
+void pems_tp_bcast(struct pems_rt *rt, void *buf, size_t bytes, unsigned root_rank);
+char *pems_tp_alltoallv(struct pems_rt *rt, const char *send, const size_t *scount,
+			size_t *rcount);
+void pems_msg_land(struct pems_worker *w, struct pems_stream *s, const char *data, size_t len);
+void pems_set_thread_worker(struct pems_worker *w);
 
 /* io completions: every request the runtime submits is embedded in one */
 struct pems_ioop {

@@ -80,6 +80,11 @@ PEMS_API void pems_remove_on_abort(const char *path)
 	pthread_mutex_unlock(&cleanup_lock);
 }
 
+void pems_set_thread_worker(struct pems_worker *w)
+{
+	tls_worker = w;
+}
+
 _Noreturn void pems_die(int status)
 {
 	unsigned i;
@@ -88,6 +93,7 @@ _Noreturn void pems_die(int status)
 	for (i = 0; i < ncleanup; i++)
 		unlink(cleanup_paths[i]);
 	fflush(stderr);
+	pems_tp_abort(status);	/* the other ranks end too (transport.c 4) */
 	_exit(status);
 }
 
@@ -362,8 +368,8 @@ static int workers_setup(struct pems_rt *rt)
 		rc = engine_create(rt, &w->io);
 		if (rc)
 			return rc;
-		w->out = calloc(rt->vlocal, sizeof(*w->out));
-		w->bounce_size = pems_msg_bounce_size(rt->k, rt->chunk_size);
+		w->out = calloc(rt->v, sizeof(*w->out));
+		w->bounce_size = pems_msg_bounce_size(rt->k, rt->nranks, rt->chunk_size);
 		w->bounce = pems_io_alloc(w->bounce_size);
 		if (!w->out || !w->bounce || pems_msg_worker_init(w))
 			return -ENOMEM;
@@ -379,6 +385,23 @@ static int workers_setup(struct pems_rt *rt)
 		if (rc)
 			return -rc;
 	}
+	if (rt->nranks > 1) {
+		/* the comm thread lands remote chunks in its own logs */
+		struct pems_worker *t = calloc(1, sizeof(*t));
+
+		if (!t)
+			return -ENOMEM;
+		rt->tpw = t;
+		t->rt = rt;
+		t->id = rt->k;
+		rc = engine_create(rt, &t->io);
+		if (rc)
+			return rc;
+		if (open_scratch(rt, t->id % rt->ndirs, "msgnet.0", &t->msg_fd[0]) ||
+		    open_scratch(rt, t->id % rt->ndirs, "msgnet.1", &t->msg_fd[1]))
+			return -PEMS_E_SCRATCH;
+		return pems_tp_start(rt);
+	}
 	return 0;
 }
 
@@ -386,6 +409,7 @@ static void workers_stop(struct pems_rt *rt)
 {
 	unsigned i;
 
+	pems_tp_stop(rt);
 	pthread_mutex_lock(&rt->lock);
 	rt->quit = true;
 	pthread_cond_broadcast(&rt->go);
@@ -417,9 +441,35 @@ static void stats_collect(struct pems_rt *rt, struct pems_stats *st)
 		st->compute_secs += w->compute;
 		st->io_wait_secs += w->io_wait;
 	}
+	if (rt->tpw) {
+		st->msg_read += rt->tpw->msg_read;
+		st->msg_written += rt->tpw->msg_written;
+	}
 	st->supersteps = rt->supersteps;
 	st->total_secs = pems_now() - rt->t0;
 	st->peak_resident = rt->peak_resident;
+}
+
+/* After the run, the statistics of all ranks: bytes summed, times max. */
+static void stats_sum_ranks(struct pems_rt *rt, struct pems_stats *st)
+{
+	uint64_t v[10] = { st->ctx_read, st->ctx_written, st->msg_read, st->msg_written,
+			   st->file_read, st->file_written, st->h_bytes, st->peak_resident,
+			   (uint64_t)(st->compute_secs * 1e6), (uint64_t)(st->io_wait_secs * 1e6) };
+
+	if (rt->nranks == 1)
+		return;
+	pems_tp_sum_u64(rt, v, 10);
+	st->ctx_read = v[0];
+	st->ctx_written = v[1];
+	st->msg_read = v[2];
+	st->msg_written = v[3];
+	st->file_read = v[4];
+	st->file_written = v[5];
+	st->h_bytes = v[6];
+	st->peak_resident = v[7];
+	st->compute_secs = (double)v[8] / 1e6;
+	st->io_wait_secs = (double)v[9] / 1e6;
 }
 
 PEMS_API void pems_get_stats(struct pems_stats *out)
@@ -497,11 +547,17 @@ static void step_stats(struct pems_rt *rt, double t_start)
 static void check_ends(struct pems_rt *rt)
 {
 	unsigned i, ended = 0, first_end = 0;
+	uint64_t all;
 
 	for (i = 0; i < rt->vlocal; i++)
 		if (rt->vps[i].state == VP_ENDED && !ended++)
 			first_end = i;
-	if (ended && ended != rt->vlocal) {
+	all = ended;
+	pems_tp_sum_u64(rt, &all, 1);
+	if (all && all != rt->v && (!ended || ended != rt->vlocal)) {
+		if (!ended)
+			pems_fatal("bsp_end: VPs on another rank ended in superstep %llu while VP %u called bsp_sync; every VP must reach bsp_end in the same superstep",
+				   (unsigned long long)rt->superstep, rt->vps[0].pid);
 		for (i = 0; i < rt->vlocal; i++)
 			if (rt->vps[i].state != VP_ENDED)
 				break;
@@ -509,7 +565,10 @@ static void check_ends(struct pems_rt *rt)
 			   rt->vps[first_end].pid, (unsigned long long)rt->superstep,
 			   rt->vps[i].pid);
 	}
-	rt->ended = ended;
+	if (all && all != rt->v)
+		pems_fatal("bsp_end: the VPs of rank %u ended in superstep %llu while VPs on other ranks called bsp_sync",
+			   rt->rank, (unsigned long long)rt->superstep);
+	rt->ended = all == rt->v ? rt->vlocal : ended;
 }
 
 static void superstep(struct pems_rt *rt)
@@ -528,15 +587,24 @@ static int rt_init(struct pems_rt *rt, unsigned maxprocs)
 {
 	int rc;
 
+	rc = pems_tp_world(&rt->rank, &rt->nranks);
+	if (rc) {
+		fprintf(stderr, "pems: error: MPI_Init failed; run under mpirun, or without it for one rank\n");
+		return rc;
+	}
 	rc = pems_config_derive(&rt->cfg, maxprocs, &rt->d);
 	if (rc)
 		return rc;
 	rt->v = rt->cfg.procs;
 	rt->k = rt->cfg.threads > 64 ? 64 : rt->cfg.threads;
-	rt->nranks = 1;
-	rt->rank = 0;
-	rt->first = 0;
-	rt->vlocal = rt->v;
+	if (rt->v < rt->nranks) {
+		fprintf(stderr, "pems: error: %u VPs cannot be spread over %u ranks; raise --procs to at least %u\n",
+			rt->v, rt->nranks, rt->nranks);
+		return -PEMS_E_CONFIG;
+	}
+	/* balanced blocks: rank r hosts [v*r/p, v*(r+1)/p) */
+	rt->first = (unsigned)((uint64_t)rt->v * rt->rank / rt->nranks);
+	rt->vlocal = (unsigned)((uint64_t)rt->v * (rt->rank + 1) / rt->nranks) - rt->first;
 	rt->mu = rt->cfg.mu;
 	rt->stack = rt->cfg.stack;
 	/* half the room left by the computing VPs caches finished ones, the
@@ -578,6 +646,12 @@ static void rt_free(struct pems_rt *rt)
 				close(w->msg_fd[1]);
 		}
 		free(rt->workers);
+	}
+	if (rt->tpw) {
+		pems_io_destroy(rt->tpw->io);
+		close(rt->tpw->msg_fd[0]);
+		close(rt->tpw->msg_fd[1]);
+		free(rt->tpw);
 	}
 	pems_coll_free(rt);
 	pems_ctx_teardown(rt);
@@ -677,6 +751,7 @@ int pems_rt_run(void (*entry)(void *), void *arg, unsigned maxprocs)
 		double ts = pems_now();
 
 		superstep(rt);
+		pems_tp_end_superstep(rt);	/* MPI is ours until resume */
 		rt->supersteps++;
 		step_stats(rt, ts);
 		check_ends(rt);
@@ -684,13 +759,17 @@ int pems_rt_run(void (*entry)(void *), void *arg, unsigned maxprocs)
 			break;
 		pems_gets_serve(rt);
 		pems_coll_barrier(rt);
+		pems_tp_sum_u64(rt, (uint64_t *)rt->xchg_in_next, rt->v);
+		pems_tp_sum_u64(rt, (uint64_t *)rt->send_in_next, rt->v);
 		pems_msg_swap(rt);
 		rt->superstep++;
+		pems_tp_resume(rt);
 		if (rt->progress)
 			rt->progress(rt->superstep, rt->progress_arg);
 	}
 	workers_stop(rt);
 	stats_collect(rt, &st);
+	stats_sum_ranks(rt, &st);
 	last_stats = st;
 	if (rt->cfg.stats)
 		stats_print(rt, &st);

@@ -586,8 +586,13 @@ int pems_sort(const struct pems_sort_job *job)
 		fprintf(stderr, "pems: error: sort: %s: %s\n", job->in, strerror(-S.in));
 		return S.in;
 	}
-	snprintf(tmp_path, sizeof(tmp_path), "%s.tmp.%d", job->out, (int)getpid());
-	fd = open(tmp_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	/* the same name on every rank: they all write into one file; each
+	 * sizes it (idempotent), so no rank needs to wait for another */
+	snprintf(tmp_path, sizeof(tmp_path), "%s.pems-tmp", job->out);
+	if (pems_rank() == 0)
+		unlink(tmp_path);	/* a stale one from a killed run */
+	pems_rank_barrier();
+	fd = open(tmp_path, O_WRONLY | O_CREAT, 0644);
 	if (fd < 0 || ftruncate(fd, st.st_size)) {
 		rc = -errno;
 		fprintf(stderr, "pems: error: sort: cannot create %s: %s\n", tmp_path, strerror(errno));
@@ -613,8 +618,10 @@ int pems_sort(const struct pems_sort_job *job)
 			close(fd);
 	}
 	pems_file_close(S.out);
-	if (!rc && rename(tmp_path, job->out))
+	pems_rank_barrier();	/* every rank's part is on disk */
+	if (!rc && pems_rank() == 0 && rename(tmp_path, job->out))
 		rc = -errno;
+	pems_rank_barrier();
 	if (rc)
 		fprintf(stderr, "pems: error: sort: finishing %s: %s\n", job->out, pems_strerror(rc));
 out_unlink:
