@@ -24,6 +24,7 @@
  *      across a sync: pems_self() reads a thread-local each call.
  */
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -69,8 +70,28 @@ static char *cleanup_paths[16];
 static unsigned ncleanup;
 static pthread_mutex_t cleanup_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* Ctrl-C, or mpirun ending the job after another rank failed: no partial
+ * output may survive (unlink is async-signal-safe). */
+static void on_signal(int sig)
+{
+	unsigned i;
+
+	for (i = 0; i < ncleanup; i++)
+		unlink(cleanup_paths[i]);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
 PEMS_API void pems_remove_on_abort(const char *path)
 {
+	static bool handlers;
+
+	if (!handlers) {
+		handlers = true;
+		signal(SIGINT, on_signal);
+		signal(SIGTERM, on_signal);
+		signal(SIGHUP, on_signal);
+	}
 	pthread_mutex_lock(&cleanup_lock);
 	if (path && ncleanup < 16)
 		cleanup_paths[ncleanup++] = strdup(path);
