@@ -156,6 +156,17 @@ void pems_ctx_teardown(struct pems_rt *rt)
 		madvise(rt->region, (size_t)rt->vlocal * rt->mu, MADV_DONTNEED);
 }
 
+/* Release [p, p+n): the range loses its huge-page hint first, so that
+ * small data allocated there later is not faulted in 2 MiB at a time
+ * (which would let RSS outgrow the budget, invariant 3). */
+static void drop(char *p, size_t n)
+{
+	if (!n)
+		return;
+	madvise(p, n, MADV_NOHUGEPAGE);
+	madvise(p, n, MADV_DONTNEED);
+}
+
 /* Give back the pages of a resident VP that hold nothing live: the heap
  * above brk and the stack below the suspended stack pointer. */
 void pems_ctx_trim(struct pems_rt *rt, struct pems_vp *vp)
@@ -164,7 +175,7 @@ void pems_ctx_trim(struct pems_rt *rt, struct pems_vp *vp)
 	size_t stack_lo = rt->mu - rt->stack;
 
 	if (vp->heap.touched > top)
-		madvise(vp->base + top, page_up(vp->heap.touched) - top, MADV_DONTNEED);
+		drop(vp->base + top, page_up(vp->heap.touched) - top);
 	vp->heap.touched = vp->heap.brk;
 	(void)lim;
 	if (vp->sp_off > stack_lo)
@@ -175,7 +186,7 @@ static void release(struct pems_rt *rt, struct pems_vp *vp)
 {
 	size_t lim = page_up(vp->heap.touched);
 
-	madvise(vp->base, lim, MADV_DONTNEED);
+	drop(vp->base, lim);
 	madvise(vp->base + rt->mu - rt->stack, rt->stack, MADV_DONTNEED);
 	vp->heap.touched = vp->heap.brk;
 	account(rt, -(ssize_t)vp->reserved);

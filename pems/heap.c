@@ -15,6 +15,7 @@
  */
 #include <stdint.h>
 #include <string.h>
+#include <stdlib.h>
 #include <sys/mman.h>
 
 #include "runtime.h"
@@ -189,7 +190,11 @@ void pems_heap_hint(void *p, size_t n)
 	uintptr_t a = ((uintptr_t)p + (2u << 20) - 1) & ~(uintptr_t)((2u << 20) - 1);
 	uintptr_t b = ((uintptr_t)p + n) & ~(uintptr_t)((2u << 20) - 1);
 
-	if (n >= (4u << 20) && b > a)
+	static int off = -1;
+
+	if (off < 0)
+		off = getenv("PEMS_NO_THP") != NULL;
+	if (!off && n >= (4u << 20) && b > a)
 		madvise((void *)a, b - a, MADV_HUGEPAGE);
 }
 
