@@ -32,4 +32,165 @@ struct pems_sort_job {
  * Returns 0 or -errno. */
 int pems_sort(const struct pems_sort_job *job);
 
+/* ---- GROUP BY aggregation (algorithms/aggregate) ----
+ *
+ * A user-defined aggregate over int64 values.  Its state is state_size
+ * bytes (at most PEMS_AGG_STATE_MAX) stored at any alignment (use memcpy
+ * for wide types).  It must be associative AND commutative: combine()
+ * of the states of two row sets equals the state of their union, in
+ * whichever order pems meets them (the order depends on v).  All
+ * callbacks are pure functions of their arguments (they run on any VP,
+ * any thread) and cannot fail, except finalize, which returns 0 or
+ * -ERANGE when the result does not fit its type. */
+#define PEMS_AGG_STATE_MAX 64
+#define PEMS_AGG_MAX 16		/* aggregates of one job */
+
+enum pems_agg_type { PEMS_AGG_INT64, PEMS_AGG_UINT64, PEMS_AGG_DOUBLE };
+
+struct pems_agg_result {
+	enum pems_agg_type type;
+	union {
+		int64_t i;
+		uint64_t u;
+		double d;
+	};
+};
+
+struct pems_aggregate {
+	const char *name;		/* output column name */
+	size_t state_size;		/* bytes, 1..PEMS_AGG_STATE_MAX */
+	void (*init)(void *state);	/* the empty set */
+	void (*update)(void *state, int64_t value);	/* add one row */
+	void (*combine)(void *state, const void *other);	/* state := state u other */
+	int (*finalize)(const void *state, struct pems_agg_result *out);
+};
+
+/* The built-ins "count" (uint64), "sum" (int64, a 128-bit accumulator;
+ * finalize gives -ERANGE outside int64), "min", "max" (int64; INT64_MAX /
+ * INT64_MIN for no rows) and "avg" (double: the 128-bit sum divided by
+ * the count, correctly rounded from long double).  NULL for other names. */
+const struct pems_aggregate *pems_aggregate_builtin(const char *name);
+
+/* One group as handed out by pems_groupby_walk: the combined states of
+ * the aggregates, back to back in the order given to pems_groupby(). */
+typedef void (*pems_group_fn)(uint64_t key, const void *states, void *arg);
+
+struct pems_groupby;	/* opaque; lives in the calling VP's context */
+struct pems_groupby_plan;	/* key ranges and heavy keys; the same on every VP */
+
+#define PEMS_GROUPBY_SAMPLES 256	/* sample keys per VP */
+
+/* Collective (syncs twice): every VP passes up to PEMS_GROUPBY_SAMPLES
+ * keys drawn at random from its rows (@m may be 0).  VP 0 picks the key
+ * ranges of the v owners (balanced by sampled weight, a heavy key counted
+ * once) and the heavy keys (frequent in the sample); all VPs receive the
+ * plan.  Returns it in context memory (pems_free it). */
+struct pems_groupby_plan *pems_groupby_plan(const uint64_t *keys, size_t m);
+
+/* Collective, inside an SPMD section: every VP passes its @n rows (keys
+ * and values at @rows as {u64 key, i64 value} pairs, pems_malloc'd; the
+ * call takes ownership and frees them).  Rows are pre-aggregated in a
+ * bounded table of about @table_bytes (0: n*4 bytes) -- skipped when a
+ * probe shows little reduction, except for the heavy keys found by a
+ * plan -- then the partial results are repartitioned by sampled
+ * key ranges of @plan: VP i ends up owning every group whose key lies in its
+ * range, ranges increasing with i.  Ends with (and includes) a few
+ * bsp_syncs.  Returns this VP's groups (pems_groupby_free it); *ngroups
+ * gets their number.  Aborts (bsp_abort) when a VP's share exceeds mu. */
+struct pems_groupby *pems_groupby(const struct pems_groupby_plan *plan,
+				  void *rows, size_t n,
+				  const struct pems_aggregate *const *aggs,
+				  unsigned naggs, size_t table_bytes,
+				  uint64_t *ngroups);
+/* Call @fn for each group of this VP in increasing key order; local (no
+ * sync), may be repeated in later supersteps. */
+void pems_groupby_walk(const struct pems_groupby *g, pems_group_fn fn, void *arg);
+/* Bytes of context memory the groups hold (for planners). */
+size_t pems_groupby_bytes(const struct pems_groupby *g);
+void pems_groupby_free(struct pems_groupby *g);
+
+enum pems_agg_input { PEMS_AGG_IN_KV = 0, PEMS_AGG_IN_CSV = 1 };
+enum pems_agg_output { PEMS_AGG_OUT_CSV = 0, PEMS_AGG_OUT_KV = 1 };
+
+struct pems_aggregate_job {
+	const char *in;		/* input file */
+	const char *out;	/* final output path (written as out.pems-tmp, renamed) */
+	enum pems_agg_input in_fmt;	/* kv: 16-byte LE {u64 key, i64 value} */
+	enum pems_agg_output out_fmt;
+	const char *key_col, *value_col;	/* csv: header name or 1-based index */
+	const struct pems_aggregate *aggs[PEMS_AGG_MAX];
+	unsigned naggs;
+	void (*progress)(const char *phase, uint64_t done, uint64_t total, void *arg);
+	void *progress_arg;
+	/* results */
+	uint64_t rows, groups;
+	char errmsg[512];	/* data errors (bad CSV, overflow): why, without prefix */
+};
+
+/* GROUP BY key of job->in into job->out, sorted by key.  Output csv:
+ * header "key,<agg names>", one line per group, avg as %.17g; kv: per
+ * group u64 key then 8 bytes per aggregate (u64 / i64 / IEEE double,
+ * little-endian).  Returns 0, -EINVAL (bad input: job->errmsg says
+ * where), -ERANGE (an aggregate overflows: job->errmsg names the key), or
+ * -errno after printing "pems: error: aggregate: ..." on stderr. */
+int pems_aggregate(struct pems_aggregate_job *job);
+
+
+/* ---- sgd: data-parallel SGD over training data larger than memory ---- */
+
+enum pems_sgd_model { PEMS_SGD_LINEAR = 0, PEMS_SGD_LOGISTIC = 1 };
+enum pems_sgd_format { PEMS_SGD_DENSE = 0, PEMS_SGD_LIBSVM = 1 };
+enum pems_sgd_sync { PEMS_SGD_SYNC_BSP = 0, PEMS_SGD_SYNC_LOCAL = 1 };
+enum pems_sgd_lr { PEMS_SGD_LR_CONST = 0, PEMS_SGD_LR_SQRT = 1, PEMS_SGD_LR_STEP = 2 };
+
+/* Dense training data: an optional 16-byte header "PEMSDENS", u32 dim,
+ * u32 0 (little-endian), then rows of 1 + dim little-endian float32:
+ * the label, then the features.  Without the header, --dim gives d. */
+#define PEMS_SGD_DENSE_MAGIC "PEMSDENS"
+#define PEMS_SGD_DENSE_HEADER 16
+#define PEMS_SGD_MAX_SHARDS 65536
+
+struct pems_sgd_job {
+	enum pems_sgd_model model;
+	enum pems_sgd_format format;	/* of data and test */
+	const char *data;		/* training file */
+	const char *test;		/* test file or NULL: evaluated after each epoch */
+	uint32_t dim;			/* d; 0: from the dense header */
+	unsigned epochs;
+	enum pems_sgd_sync sync;
+	unsigned local_steps;		/* H (sync local): steps between averages */
+	double lr;			/* base learning rate */
+	enum pems_sgd_lr schedule;
+	double lr_decay;		/* step: factor every lr_step epochs */
+	unsigned lr_step;
+	uint64_t batch;			/* rows per mini-batch of one shard */
+	double l2;			/* lambda: + lambda/2 |w|^2 (bias excluded) */
+	unsigned shards;		/* S logical data shards; 0: 16 */
+	uint64_t seed;			/* initial weights; 0: all zero */
+	const char *out;		/* model file (tmp + rename) */
+	const char *loss_log;		/* per-superstep CSV or NULL */
+	void (*progress)(const char *phase, uint64_t done, uint64_t total, void *arg);
+	void *progress_arg;
+	/* results, filled by pems_sgd */
+	uint64_t rows;			/* training rows (one epoch) */
+	uint64_t data_bytes;		/* training file bytes */
+	double train_loss;		/* mean loss of the last epoch (progressive) */
+	double test_loss, test_accuracy; /* of the final model; NaN: no test */
+	unsigned epochs_done;
+};
+
+/* Train job->model over job->data: each epoch streams the data once.
+ * Returns 0, -EINVAL (bad data: message with line/row printed), -EDOM
+ * (diverged: message printed) or -errno. */
+int pems_sgd(struct pems_sgd_job *job);
+
+/* Model file (text, also written by gen as OUT.weights):
+ *   pems-sgd-model 1 / model linear|logistic / dim D / bias B /
+ *   D lines "j w_j" (j = 1..D).  @w has dim + 1 entries, bias last.
+ * Returns 0 or -errno; read allocates *w (free it). */
+int pems_sgd_model_write(const char *path, enum pems_sgd_model model,
+			 uint32_t dim, const double *w);
+int pems_sgd_model_read(const char *path, enum pems_sgd_model *model,
+			uint32_t *dim, double **w);
+
 #endif
