@@ -20,6 +20,8 @@
 static const char gen_help[] =
 	"Usage: pems-run gen --format FMT --count N [--seed S] [--skew SKEW] OUT\n"
 	"Write N deterministic records to OUT (same arguments, same bytes).\n"
+	"Training data for sgd: --format dense|libsvm (see\n"
+	"'pems-run gen --format dense --help').\n"
 	"\n"
 	"  --format FMT   u64 (8-byte native integers), rec100 (10-byte key,\n"
 	"                 90-byte payload) or ascii100 (the same keys as 99\n"
@@ -253,6 +255,8 @@ int cli_gen_main(int argc, char **argv)
 	double t0;
 	int rc;
 
+	if (cli_gen_is_sgd(argc, argv))	/* dense|libsvm: gen_sgd.c */
+		return cli_gen_sgd_main(argc, argv);
 	rc = gen_parse(argc, argv, &r, &a);
 	if (rc)
 		return rc < 0 ? CLI_EXIT_OK : rc;
