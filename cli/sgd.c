@@ -225,10 +225,11 @@ static int sgd_report(const struct sgd_args *a, double secs)
 	if (pems_rank() != 0)
 		return CLI_EXIT_OK;
 	if (!a->rt.quiet) {
-		if (!isnan(j->test_loss))
-			snprintf(tl, sizeof(tl), j->model == PEMS_SGD_LOGISTIC ?
-				 ", test loss %.6g, accuracy %.4f" : ", test MSE %.6g%.0s",
+		if (!isnan(j->test_loss) && j->model == PEMS_SGD_LOGISTIC)
+			snprintf(tl, sizeof(tl), ", test log loss %.6g, accuracy %.2f %%",
 				 j->test_loss, j->test_accuracy * 100);
+		else if (!isnan(j->test_loss))
+			snprintf(tl, sizeof(tl), ", test MSE %.6g", j->test_loss);
 		fprintf(stderr, "sgd: %u epochs, train %s %.6g%s; model in %s\n",
 			j->epochs_done, j->model == PEMS_SGD_LOGISTIC ? "log loss" : "MSE",
 			j->train_loss, tl, j->out);
