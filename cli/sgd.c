@@ -42,7 +42,8 @@ static const char sgd_help_head[] =
 	"  --out MODEL        model file: 'pems-sgd-model 1', 'model M', 'dim D',\n"
 	"                     'bias B', then D lines 'j w_j'\n"
 	"  --loss-log CSV     one line per superstep: superstep,kind (train|eval),\n"
-	"                     epoch,step,rows,train_loss,test_loss,test_accuracy,h_bytes\n"
+	"                     epoch,step,rows,train_loss,test_loss,test_accuracy,comm_bytes\n"
+	"                     (comm_bytes: all-reduce bytes contributed by the VPs)\n"
 	"  -h, --help         show this help\n"
 	"\n";
 static const char sgd_help_tail[] =

@@ -614,16 +614,16 @@ static size_t scratch_cap(void)
 		(BLOCK > 2 * G.rowb ? BLOCK : 2 * G.rowb) : MAX_LINE) + PAGE;
 }
 
+/* bytes communicated: every VP contributes one all-reduce vector of
+ * (d + 1 + X_NSLOTS) int64 (combined per rank, then across ranks) */
 static void csv_row(uint64_t superstep, const char *kind, unsigned epoch,
 		    uint64_t step, int64_t rows, double train, double test_loss,
-		    double test_acc, uint64_t *h_last)
+		    double test_acc)
 {
-	struct pems_stats st;
 	char tl[40] = "", ta[40] = "", tr[40] = "";
 
 	if (!G.csv)
 		return;
-	pems_get_stats(&st);
 	if (!isnan(train))
 		snprintf(tr, sizeof(tr), "%.9g", train);
 	if (!isnan(test_loss))
@@ -633,8 +633,7 @@ static void csv_row(uint64_t superstep, const char *kind, unsigned epoch,
 	fprintf(G.csv, "%llu,%s,%u,%llu,%lld,%s,%s,%s,%llu\n",
 		(unsigned long long)superstep, kind, epoch, (unsigned long long)step,
 		(long long)rows, tr, tl, ta,
-		(unsigned long long)(st.h_bytes - *h_last));
-	*h_last = st.h_bytes;
+		(unsigned long long)G.v * (G.d + 1 + X_NSLOTS) * 8);
 }
 
 static bool check_red(const int64_t *x, uint64_t superstep, unsigned epoch)
@@ -654,8 +653,7 @@ static bool check_red(const int64_t *x, uint64_t superstep, unsigned epoch)
 
 /* evaluate w on my test shards (one superstep); returns false to stop */
 static bool evaluate(struct shard *sh, unsigned nsh, const double *w,
-		     int64_t *red, unsigned epoch, uint64_t superstep,
-		     uint64_t *h_last, double train)
+		     int64_t *red, unsigned epoch, uint64_t superstep, double train)
 {
 	size_t d1 = G.d + 1;
 	int64_t *x = red + d1;
@@ -699,7 +697,7 @@ static bool evaluate(struct shard *sh, unsigned nsh, const double *w,
 		G.test_loss = x[X_LOSS] / FXL / n;
 		G.test_acc = G.job->model == PEMS_SGD_LOGISTIC ? x[X_CORRECT] / n : NAN;
 		csv_row(superstep, "eval", epoch, 0, x[X_ROWS], train, G.test_loss,
-			G.test_acc, h_last);
+			G.test_acc);
 	}
 	return true;
 }
@@ -777,7 +775,7 @@ static void sgd_spmd(void *arg)
 	double *w = pems_malloc(d1 * sizeof(double));
 	int64_t *red = pems_malloc((d1 + X_NSLOTS) * sizeof(int64_t));
 	int64_t *x = red + d1;
-	uint64_t superstep = 0, step = 0, round = 0, h_last = 0;
+	uint64_t superstep = 0, step = 0, round = 0;
 	int64_t setup_errs = 0;
 	bool go = true;
 
@@ -841,8 +839,7 @@ static void sgd_spmd(void *arg)
 			if (pid == 0)
 				csv_row(superstep, "train", epoch + 1,
 					j->sync == PEMS_SGD_SYNC_BSP ? step : round * j->local_steps,
-					x[X_ROWS], x[X_ROWS] ? x[X_LOSS] / FXL / n : NAN, NAN, NAN,
-					&h_last);
+					x[X_ROWS], x[X_ROWS] ? x[X_LOSS] / FXL / n : NAN, NAN, NAN);
 			if (!go || !x[X_MORE])
 				break;
 		}
@@ -855,8 +852,7 @@ static void sgd_spmd(void *arg)
 		G.train_loss = erows ? eloss / erows : NAN;
 		if (G.have_test) {
 			superstep++;
-			if (!evaluate(sh, nsh, w, red, epoch + 1, superstep, &h_last,
-				      G.train_loss))
+			if (!evaluate(sh, nsh, w, red, epoch + 1, superstep, G.train_loss))
 				break;
 		}
 		if (pid == 0)
@@ -1186,7 +1182,7 @@ int pems_sgd(struct pems_sgd_job *job)
 			goto out_close;
 		}
 		pems_remove_on_abort(csv_tmp);
-		fputs("superstep,kind,epoch,step,rows,train_loss,test_loss,test_accuracy,h_bytes\n",
+		fputs("superstep,kind,epoch,step,rows,train_loss,test_loss,test_accuracy,comm_bytes\n",
 		      G.csv);
 	}
 	rc = run(job);
