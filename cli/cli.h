@@ -173,6 +173,10 @@ int cli_stats_json(const char *path, const char *cmd, uint64_t bytes,
 int cli_gen_main(int argc, char **argv);
 int cli_verify_main(int argc, char **argv);
 int cli_sort_main(int argc, char **argv);
+int cli_aggregate_main(int argc, char **argv);
+/* gen --format kv (gen_kv.c) */
+bool cli_gen_is_kv(int argc, char **argv);
+int cli_gen_kv_main(int argc, char **argv);
 int cli_sgd_main(int argc, char **argv);
 /* gen --format dense|libsvm (gen_sgd.c) */
 bool cli_gen_is_sgd(int argc, char **argv);

@@ -257,6 +257,8 @@ int cli_gen_main(int argc, char **argv)
 
 	if (cli_gen_is_sgd(argc, argv))	/* dense|libsvm: gen_sgd.c */
 		return cli_gen_sgd_main(argc, argv);
+	if (cli_gen_is_kv(argc, argv))	/* kv: gen_kv.c */
+		return cli_gen_kv_main(argc, argv);
 	rc = gen_parse(argc, argv, &r, &a);
 	if (rc)
 		return rc < 0 ? CLI_EXIT_OK : rc;

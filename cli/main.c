@@ -14,6 +14,7 @@ struct command {
 static const struct command commands[] = {
 	{ "gen", cli_gen_main, "write deterministic test records" },
 	{ "sort", cli_sort_main, "sort a file of records in external memory" },
+	{ "aggregate", cli_aggregate_main, "GROUP BY key: count, sum, min, max, avg" },
 	{ "sgd", cli_sgd_main, "train linear/logistic regression by data-parallel SGD" },
 	{ "verify", cli_verify_main, "check that a file is sorted (and matches its input)" },
 };

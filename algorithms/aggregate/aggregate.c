@@ -1,0 +1,1026 @@
+/*
+ * aggregate.c - GROUP BY of a file larger than memory (pems_aggregate):
+ * the file front of the BSP core in groupby.c.
+ *
+ * Supersteps (v VPs; VP i owns input bytes [i*size/v, (i+1)*size/v) --
+ * for csv, the lines that start there):
+ *   0-1  sample: SAMPLES random keys of the own slice (pems_file_read_pieces),
+ *        pems_groupby_plan picks owner key ranges and heavy keys
+ *   2    load: read the slice straight into context memory (kv: the
+ *        records are the rows; csv: parse the text into rows, remember
+ *        the first error), then pems_groupby pre-aggregates, repartitions
+ *        and frees the rows before its sync
+ *   3    merge (pass 1): the owner walks its groups in key order,
+ *        finalizes them, notes the first overflow and the bytes its
+ *        output takes; allgather of {lines, error, bytes, overflow}
+ *   4    write (pass 2): if nothing failed anywhere, walk again and write
+ *        the formatted groups at the owner's offset (the sum of the bytes
+ *        of lower VPs), in 1 MiB blocks
+ * Disk traffic for N input bytes: read N, message store write + read of
+ * at most N (less with pre-aggregation), the owners' sorted rows written
+ * back and read once across the allgather (at most N), output once.
+ *
+ * Memory plan: see mu_for().  Errors in the data (malformed csv, an
+ * overflowing sum) are found on whichever VP owns them and reported,
+ * identically on every rank, for the lowest line / key.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "pems_algorithms.h"
+#include "aggregate/agg_internal.h"
+
+#define PAGE 4096u
+#define CSV_PIECES 16		/* sample pieces per VP */
+#define CSV_PIECE 4096
+#define OUT_BLOCK (1u << 20)
+#define MAX_COLS 256
+#define LINE_MAX_OUT (24 + PEMS_AGG_MAX * 32)
+
+enum csv_err { E_NONE, E_FEW, E_MANY, E_QUOTE, E_KEY, E_VALUE };
+
+struct vp_info {		/* allgathered after pass 1 */
+	uint64_t nlines;	/* csv lines starting in the slice (header incl.) */
+	uint64_t rows;
+	uint64_t err_line;	/* 1-based within the slice */
+	uint32_t err;		/* enum csv_err */
+	uint32_t err_col;	/* 1-based */
+	uint32_t err_nf;	/* fields seen (E_FEW) */
+	uint32_t ovf_agg;
+	uint64_t ovf;		/* 1: ovf_key overflows */
+	uint64_t ovf_key;
+	uint64_t out_bytes;
+	uint64_t groups;
+	char tok[32];		/* the offending field, truncated */
+};
+
+struct agg_ctx {
+	struct pems_aggregate_job *job;
+	uint64_t size;		/* input bytes */
+	int in, out;
+	unsigned v;
+	size_t table_bytes;
+	/* csv */
+	unsigned key_col, val_col, ncols;	/* 0-based; ncols of the header */
+	uint64_t hdr_end;	/* first byte after the header line */
+	char hdr[1024];		/* output header line */
+	size_t hdr_len;
+	uint64_t out_total;
+	atomic_uint_fast64_t done[2];	/* input bytes loaded, output bytes written */
+	atomic_int failed;
+};
+
+static struct agg_ctx S;
+
+static void fail(const char *what, long long rc)
+{
+	bsp_abort("pems: error: aggregate: %s: %s", what,
+		  rc < 0 ? strerror((int)-rc) : "short transfer (file changed?)");
+}
+
+static uint64_t slice_lo(unsigned pid)
+{
+	if (S.job->in_fmt == PEMS_AGG_IN_KV)
+		return S.size / 16 * pid / S.v * 16;
+	return S.size * pid / S.v;
+}
+
+static uint64_t mix(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ull;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+/* ---- csv fields ---- */
+
+struct field {
+	const char *p;
+	size_t len;
+};
+
+/* Split one line (without its newline) into fields; unquotes into @scratch
+ * only what is needed.  Returns the number of fields, or -1 on a quote
+ * error at field *bad (1-based). */
+static int split_line(const char *s, size_t len, struct field *f, unsigned maxf,
+		      unsigned *nf_total, unsigned *bad)
+{
+	size_t i = 0;
+	unsigned n = 0;
+
+	if (len && s[len - 1] == '\r')
+		len--;
+	for (;;) {
+		struct field cur;
+
+		if (i < len && s[i] == '"') {
+			size_t j = i + 1;
+
+			for (;;) {
+				if (j >= len) {
+					*bad = n + 1;
+					return -1;
+				}
+				if (s[j] == '"') {
+					if (j + 1 < len && s[j + 1] == '"') {
+						j += 2;
+						continue;
+					}
+					break;
+				}
+				j++;
+			}
+			cur.p = s + i + 1;
+			cur.len = j - i - 1;
+			i = j + 1;
+			if (i < len && s[i] != ',') {
+				*bad = n + 1;
+				return -1;
+			}
+		} else {
+			const char *c = memchr(s + i, ',', len - i);
+			size_t j = c ? (size_t)(c - s) : len;
+
+			cur.p = s + i;
+			cur.len = j - i;
+			i = j;
+		}
+		if (n < maxf)
+			f[n] = cur;
+		n++;
+		if (i >= len)
+			break;
+		i++;	/* the comma */
+	}
+	*nf_total = n;
+	return (int)(n < maxf ? n : maxf);
+}
+
+static bool parse_u64(const char *p, size_t len, uint64_t *out)
+{
+	uint64_t v = 0;
+	size_t i;
+
+	if (!len || len > 20)
+		return false;
+	for (i = 0; i < len; i++) {
+		unsigned d = (unsigned)(p[i] - '0');
+
+		if (d > 9 || v > (UINT64_MAX - d) / 10)
+			return false;
+		v = v * 10 + d;
+	}
+	*out = v;
+	return true;
+}
+
+static bool parse_i64(const char *p, size_t len, int64_t *out)
+{
+	bool neg = len && p[0] == '-';
+	uint64_t u;
+
+	if (len && (p[0] == '-' || p[0] == '+')) {
+		p++;
+		len--;
+	}
+	if (!parse_u64(p, len, &u))
+		return false;
+	if (neg ? u > (uint64_t)INT64_MAX + 1 : u > (uint64_t)INT64_MAX)
+		return false;
+	*out = neg ? (int64_t)(0 - u) : (int64_t)u;
+	return true;
+}
+
+/* Parse one data line into @row; 0 or an enum csv_err with *col, *nf. */
+static int parse_row(const char *s, size_t len, struct agg_pair *row,
+		     unsigned *col, unsigned *nf, struct field *tok)
+{
+	struct field f[MAX_COLS + 1];
+	unsigned need = (S.key_col > S.val_col ? S.key_col : S.val_col) + 1;
+	unsigned maxf = S.ncols + 1, total = 0;
+	int64_t val;
+	int n;
+
+	n = split_line(s, len, f, maxf, &total, col);
+	if (n < 0)
+		return E_QUOTE;
+	*nf = total;
+	if (total < S.ncols || (unsigned)n < need) {
+		*col = total + 1;
+		return E_FEW;
+	}
+	if (total > S.ncols) {
+		*col = S.ncols + 1;
+		return E_MANY;
+	}
+	if (!parse_u64(f[S.key_col].p, f[S.key_col].len, &row->key)) {
+		*col = S.key_col + 1;
+		*tok = f[S.key_col];
+		return E_KEY;
+	}
+	if (!parse_i64(f[S.val_col].p, f[S.val_col].len, &val)) {
+		*col = S.val_col + 1;
+		*tok = f[S.val_col];
+		return E_VALUE;
+	}
+	row->val = (uint64_t)val;
+	return 0;
+}
+
+/* ---- superstep 0: samples ---- */
+
+static size_t sample_kv(unsigned pid, uint64_t *keys)
+{
+	uint64_t lo = slice_lo(pid) / 16, len = slice_lo(pid + 1) / 16 - lo;
+	unsigned i, m = len < PEMS_GROUPBY_SAMPLES ? (unsigned)len : PEMS_GROUPBY_SAMPLES;
+	uint64_t *off = pems_malloc(PEMS_GROUPBY_SAMPLES * sizeof(*off));
+	struct agg_pair *recs = pems_malloc(PEMS_GROUPBY_SAMPLES * sizeof(*recs));
+	long long rc;
+
+	for (i = 0; i < m; i++) {
+		uint64_t a = len * i / m, b = len * (i + 1) / m;
+
+		off[i] = (lo + a + mix(pid * 1000003ull + i) % (b - a)) * 16;
+	}
+	rc = m ? pems_file_read_pieces(S.in, recs, off, m, 16) : 0;
+	if (rc != (long long)(m * 16))
+		fail("reading samples of the input", rc);
+	for (i = 0; i < m; i++)
+		keys[i] = recs[i].key;
+	pems_free(recs);
+	pems_free(off);
+	return m;
+}
+
+static size_t sample_csv(unsigned pid, uint64_t *keys)
+{
+	uint64_t lo = slice_lo(pid), hi = slice_lo(pid + 1);
+	uint64_t *off = pems_malloc(CSV_PIECES * sizeof(*off));
+	char *buf = pems_malloc(CSV_PIECES * CSV_PIECE);
+	size_t m = 0, per = PEMS_GROUPBY_SAMPLES / CSV_PIECES;
+	unsigned i, np = 0;
+	long long rc;
+
+	if (lo < S.hdr_end)
+		lo = S.hdr_end;
+	if (hi > lo && S.size >= CSV_PIECE) {
+		for (i = 0; i < CSV_PIECES; i++) {
+			uint64_t o = lo + mix(pid * 7919ull + i) % (hi - lo);
+
+			off[np++] = o + CSV_PIECE <= S.size ? o : S.size - CSV_PIECE;
+		}
+		rc = pems_file_read_pieces(S.in, buf, off, np, CSV_PIECE);
+		if (rc != (long long)np * CSV_PIECE)
+			fail("reading samples of the input", rc);
+	}
+	for (i = 0; i < np; i++) {
+		const char *p = buf + (size_t)i * CSV_PIECE, *end = p + CSV_PIECE, *nl;
+		size_t got = 0;
+
+		nl = memchr(p, '\n', CSV_PIECE);
+		while (nl && got < per) {
+			const char *s = nl + 1, *e = memchr(s, '\n', (size_t)(end - s));
+			struct agg_pair row;
+			struct field tok;
+			unsigned col, nf;
+
+			if (!e)
+				break;
+			if (off[i] + (uint64_t)(s - p) >= S.hdr_end &&
+			    !parse_row(s, (size_t)(e - s), &row, &col, &nf, &tok)) {
+				keys[m++] = row.key;
+				got++;
+			}
+			nl = e;
+		}
+	}
+	pems_free(buf);
+	pems_free(off);
+	return m;
+}
+
+/* ---- superstep 2: load the slice as rows ---- */
+
+static struct agg_pair *load_kv(unsigned pid, size_t *n)
+{
+	uint64_t lo = slice_lo(pid), bytes = slice_lo(pid + 1) - lo;
+	uint64_t a0 = lo & ~(uint64_t)(PAGE - 1), head = lo - a0;
+	uint8_t *buf = pems_malloc(head + bytes + 1);
+	long long rc;
+
+	rc = pems_file_read(S.in, buf, head + bytes, a0);
+	if (rc != (long long)(head + bytes))
+		fail("reading the input", rc);
+	if (head)
+		memmove(buf, buf + head, bytes);
+	*n = bytes / 16;
+	atomic_fetch_add(&S.done[0], bytes);
+	return (struct agg_pair *)(void *)buf;
+}
+
+static struct agg_pair *load_csv(unsigned pid, size_t *n, struct vp_info *info)
+{
+	uint64_t lo = slice_lo(pid), hi = slice_lo(pid + 1);
+	uint64_t start = lo ? lo - 1 : 0, len = hi - start, got;
+	size_t cap, i, nrows = 0;
+	struct agg_pair *rows;
+	char *buf;
+	long long rc;
+
+	buf = pems_malloc(len + 1);
+	rc = len ? pems_file_read(S.in, buf, len, start) : 0;
+	if (rc != (long long)len)
+		fail("reading the input", rc);
+	got = len;
+	/* the last line starting before hi may run past it */
+	while (start + got < S.size && got && buf[got - 1] != '\n') {
+		uint64_t more = S.size - start - got;
+
+		if (more > 65536)
+			more = 65536;
+		buf = pems_realloc(buf, got + more + 1);
+		rc = pems_file_read(S.in, buf + got, more, start + got);
+		if (rc != (long long)more)
+			fail("reading the input", rc);
+		got += more;
+		{
+			char *nl = memchr(buf + got - more, '\n', more);
+
+			if (nl) {
+				got = (uint64_t)(nl - buf) + 1;
+				break;
+			}
+		}
+	}
+	/* rows: at most one per line start in [lo, hi) */
+	cap = 0;
+	for (i = 0; i < hi - start; i++)
+		if (buf[i] == '\n')
+			cap++;
+	rows = pems_malloc((cap + 2) * sizeof(*rows));
+	i = lo ? 1 : 0;		/* index of byte lo in buf */
+	if (lo) {
+		/* a line starts at lo only if the byte before is a newline */
+		if (buf[0] != '\n') {
+			char *nl = hi > lo ? memchr(buf + 1, '\n', (size_t)(hi - lo)) : NULL;
+
+			i = nl ? (size_t)(nl - buf) + 1 : (size_t)(hi - start);
+		}
+	}
+	while (start + i < hi) {
+		char *nl = memchr(buf + i, '\n', got - i);
+		size_t e = nl ? (size_t)(nl - buf) : got;
+		unsigned col = 0, nf = 0;
+		struct field tok = { NULL, 0 };
+		int err;
+
+		info->nlines++;
+		if (start + i < S.hdr_end || e == i || (e == i + 1 && buf[i] == '\r')) {
+			i = e + 1;	/* the header, or an empty line */
+			continue;
+		}
+		if (!info->err) {
+			err = parse_row(buf + i, e - i, &rows[nrows], &col, &nf, &tok);
+			if (err) {
+				info->err = (uint32_t)err;
+				info->err_line = info->nlines;
+				info->err_col = col;
+				info->err_nf = nf;
+				snprintf(info->tok, sizeof(info->tok), "%.*s",
+					 (int)(tok.len < 31 ? tok.len : 31), tok.p ? tok.p : "");
+			} else {
+				nrows++;
+			}
+		}
+		i = e + 1;
+	}
+	pems_free(buf);
+	atomic_fetch_add(&S.done[0], hi - lo);
+	*n = info->err ? 0 : nrows;
+	return rows;
+}
+
+/* ---- output formatting ---- */
+
+static char *put_u64(char *p, uint64_t v)
+{
+	char tmp[24];
+	int n = 0;
+
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	while (n)
+		*p++ = tmp[--n];
+	return p;
+}
+
+static char *put_i64(char *p, int64_t v)
+{
+	if (v < 0) {
+		*p++ = '-';
+		return put_u64(p, 0 - (uint64_t)v);
+	}
+	return put_u64(p, (uint64_t)v);
+}
+
+/* Format one group into @line; returns its bytes, or -1 (and *bad = the
+ * aggregate) when a finalize reports overflow. */
+static long format_group(uint64_t key, const uint8_t *states, char *line,
+			 unsigned *bad)
+{
+	const struct pems_aggregate_job *job = S.job;
+	char *p = line;
+	size_t off = 0;
+	unsigned i;
+
+	if (job->out_fmt == PEMS_AGG_OUT_KV) {
+		memcpy(p, &key, 8);
+		p += 8;
+	} else {
+		p = put_u64(p, key);
+	}
+	for (i = 0; i < job->naggs; i++) {
+		struct pems_agg_result r;
+
+		if (job->aggs[i]->finalize(states + off, &r)) {
+			*bad = i;
+			return -1;
+		}
+		off += job->aggs[i]->state_size;
+		if (job->out_fmt == PEMS_AGG_OUT_KV) {
+			memcpy(p, &r.u, 8);	/* any member: 8 bytes */
+			p += 8;
+			continue;
+		}
+		*p++ = ',';
+		if (r.type == PEMS_AGG_UINT64)
+			p = put_u64(p, r.u);
+		else if (r.type == PEMS_AGG_INT64)
+			p = put_i64(p, r.i);
+		else
+			p += snprintf(p, 32, "%.17g", r.d);
+	}
+	if (job->out_fmt == PEMS_AGG_OUT_CSV)
+		*p++ = '\n';
+	return (long)(p - line);
+}
+
+struct pass1 {
+	struct vp_info *info;
+	char line[LINE_MAX_OUT];
+};
+
+static void pass1_fn(uint64_t key, const void *states, void *arg)
+{
+	struct pass1 *p = arg;
+	unsigned bad;
+	long n;
+
+	if (p->info->ovf)
+		return;
+	n = format_group(key, states, p->line, &bad);
+	if (n < 0) {
+		p->info->ovf = 1;
+		p->info->ovf_key = key;
+		p->info->ovf_agg = bad;
+		return;
+	}
+	p->info->out_bytes += (uint64_t)n;
+}
+
+struct pass2 {
+	char *buf;
+	size_t fill;
+	uint64_t off;		/* file offset of buf[0] */
+};
+
+static void flush_out(struct pass2 *p)
+{
+	long long rc;
+
+	if (!p->fill)
+		return;
+	rc = pems_file_write(S.out, p->buf, p->fill, p->off);
+	if (rc != (long long)p->fill)
+		fail("writing the output", rc);
+	atomic_fetch_add(&S.done[1], p->fill);
+	p->off += p->fill;
+	p->fill = 0;
+}
+
+static void pass2_fn(uint64_t key, const void *states, void *arg)
+{
+	struct pass2 *p = arg;
+	unsigned bad;
+	long n = format_group(key, states, p->buf + p->fill, &bad);
+
+	if (n < 0)	/* pass 1 saw no overflow */
+		bsp_abort("pems: error: aggregate: internal: overflow in pass 2");
+	p->fill += (size_t)n;
+	if (p->fill + LINE_MAX_OUT > OUT_BLOCK)
+		flush_out(p);
+}
+
+/* ---- error messages (the same on every VP and rank) ---- */
+
+static void report(const struct vp_info *all)
+{
+	struct pems_aggregate_job *job = S.job;
+	uint64_t line = 0;
+	unsigned i;
+
+	if (atomic_exchange(&S.failed, 1))
+		return;
+	for (i = 0; i < S.v; i++) {
+		const struct vp_info *f = &all[i];
+
+		if (!f->err) {
+			line += f->nlines;
+			continue;
+		}
+		line += f->err_line;
+		switch (f->err) {
+		case E_FEW:
+			snprintf(job->errmsg, sizeof(job->errmsg),
+				 "%s: line %" PRIu64 ": %u fields, but the header has %u (column %u missing)",
+				 job->in, line, f->err_nf, S.ncols, f->err_col);
+			break;
+		case E_MANY:
+			snprintf(job->errmsg, sizeof(job->errmsg),
+				 "%s: line %" PRIu64 ", column %u: more fields than the %u of the header",
+				 job->in, line, f->err_col, S.ncols);
+			break;
+		case E_QUOTE:
+			snprintf(job->errmsg, sizeof(job->errmsg),
+				 "%s: line %" PRIu64 ", column %u: malformed quoted field (unterminated, or text after the closing quote)",
+				 job->in, line, f->err_col);
+			break;
+		case E_KEY:
+			snprintf(job->errmsg, sizeof(job->errmsg),
+				 "%s: line %" PRIu64 ", column %u: key '%s' is not an unsigned 64-bit integer",
+				 job->in, line, f->err_col, f->tok);
+			break;
+		default:
+			snprintf(job->errmsg, sizeof(job->errmsg),
+				 "%s: line %" PRIu64 ", column %u: value '%s' is not a 64-bit integer",
+				 job->in, line, f->err_col, f->tok);
+			break;
+		}
+		return;
+	}
+	for (i = 0; i < S.v; i++) {
+		if (all[i].ovf) {
+			snprintf(job->errmsg, sizeof(job->errmsg),
+				 "%s of key %" PRIu64 " overflows int64",
+				 job->aggs[all[i].ovf_agg]->name, all[i].ovf_key);
+			return;
+		}
+	}
+}
+
+static void agg_spmd(void *arg)
+{
+	unsigned pid = bsp_pid(), i;
+	uint64_t *keys = pems_malloc(PEMS_GROUPBY_SAMPLES * sizeof(*keys));
+	struct vp_info *info = pems_calloc(1, sizeof(*info)), *all;
+	struct pems_groupby_plan *plan;
+	struct pems_groupby *g;
+	struct agg_pair *rows;
+	uint64_t ng = 0, off;
+	size_t m, n;
+	bool bad = false;
+
+	(void)arg;
+	m = S.job->in_fmt == PEMS_AGG_IN_KV ? sample_kv(pid, keys) : sample_csv(pid, keys);
+	plan = pems_groupby_plan(keys, m);
+	pems_free(keys);
+	rows = S.job->in_fmt == PEMS_AGG_IN_KV ? load_kv(pid, &n) : load_csv(pid, &n, info);
+	info->rows = n;
+	g = pems_groupby(plan, rows, n, S.job->aggs, S.job->naggs, S.table_bytes, &ng);
+	pems_free(plan);
+	info->groups = ng;
+	if (!info->err) {
+		struct pass1 *p1 = pems_malloc(sizeof(*p1));
+
+		p1->info = info;
+		pems_groupby_walk(g, pass1_fn, p1);
+		pems_free(p1);
+	}
+	all = pems_malloc(S.v * sizeof(*all));
+	pems_allgather(info, all, sizeof(*info));
+	for (i = 0, off = S.hdr_len; i < S.v; i++) {
+		bad |= all[i].err || all[i].ovf;
+		if (i < pid)
+			off += all[i].out_bytes;
+	}
+	if (pid == 0 || bad) {
+		uint64_t rows_total = 0, groups = 0, total = S.hdr_len;
+
+		for (i = 0; i < S.v; i++) {
+			rows_total += all[i].rows;
+			groups += all[i].groups;
+			total += all[i].out_bytes;
+		}
+		if (pid == 0) {
+			S.job->rows = rows_total;
+			S.job->groups = groups;
+			S.out_total = total;
+		}
+		if (bad)
+			report(all);
+	}
+	pems_free(all);
+	if (!bad) {
+		struct pass2 *p2 = pems_malloc(sizeof(*p2));
+
+		p2->buf = pems_malloc(OUT_BLOCK);
+		p2->fill = 0;
+		p2->off = off;
+		if (pid == 0 && S.hdr_len) {
+			memcpy(p2->buf, S.hdr, S.hdr_len);
+			p2->fill = S.hdr_len;
+			p2->off = 0;
+		}
+		pems_groupby_walk(g, pass2_fn, p2);
+		flush_out(p2);
+		pems_free(p2->buf);
+		pems_free(p2);
+	}
+	pems_groupby_free(g);
+	pems_free(info);
+}
+
+/* ---- planning ---- */
+
+/*
+ * Per VP, for B bytes of rows (16 per row) in its slice:
+ *   load + partition: rows B, owner ids B/4, table T = B/4, send buffer
+ *   <= B + T: 2.75 B
+ *   owner: received R (~B, +30 % for imbalance) + its raw rows and
+ *   partials copied out (<= R) + sort index: ~2.6 B
+ * so mu = 2.9 B + per-VP tables (v-sized: counts, plan, allgather,
+ * VP 0's gathered samples) + 3 MiB (stack, sample buffers, output block).
+ * csv adds its text slice while parsing (freed before the partition).
+ */
+static uint64_t rows_per_byte_x1024;	/* csv: 16 * rows / text byte, *1024 */
+
+static uint64_t mu_for(uint64_t bytes, unsigned v)
+{
+	uint64_t text = S.job->in_fmt == PEMS_AGG_IN_CSV ? bytes / v + (64u << 10) : 0;
+	uint64_t rb = S.job->in_fmt == PEMS_AGG_IN_CSV ? bytes * rows_per_byte_x1024 / 1024 : bytes;
+	uint64_t b = rb / v, tables = (uint64_t)v * (64 + 16 + sizeof(struct vp_info) + 8 +
+						      (PEMS_GROUPBY_SAMPLES * 8 + 8) * 2);
+	uint64_t need = b * 29 / 10;
+
+	if (text + b > need)
+		need = text + b;
+	unsigned i;
+	size_t ss = 0;
+
+	for (i = 0; i < S.job->naggs; i++)
+		ss += S.job->aggs[i]->state_size;
+	/* the heavy-key table: up to 16 Ki slots of key + states + flag */
+	return need + tables + (3u << 20) + (16384u * (ss + 17));
+}
+
+static uint64_t need_for(uint64_t bytes, unsigned v, unsigned k, uint64_t c)
+{
+	return k * mu_for(bytes, v) + (2ull * k * v + 8ull * k) * c;
+}
+
+static int plan(struct pems_config *cfg, uint64_t bytes)
+{
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	uint64_t c, budget, msg = 0, best_need = UINT64_MAX, rb;
+	unsigned v, k, best_v = 0;
+
+	if (!cfg->mem) {
+		long pages = sysconf(_SC_PHYS_PAGES);
+
+		cfg->mem = (size_t)pages * 4096 / 4;
+	}
+	if (!cfg->threads)
+		cfg->threads = cores > 0 ? (unsigned)cores : 1;
+	k = cfg->threads;
+	if (cfg->mem < (48u << 20)) {
+		fprintf(stderr, "pems: error: aggregate: --mem %zu MiB is too small; give at least 48M\n",
+			cfg->mem >> 20);
+		return -EINVAL;
+	}
+	for (c = 1u << 20; c >= 16u << 10; c /= 2) {
+		if (cfg->procs) {
+			best_v = cfg->procs;
+			best_need = need_for(bytes, best_v, k, c);
+		} else {
+			best_need = UINT64_MAX;
+			for (v = k; v < 100000; v++) {
+				uint64_t nd = need_for(bytes, v, k, c);
+
+				if (nd < best_need) {
+					best_need = nd;
+					best_v = v;
+				} else if (nd > best_need * 2) {
+					break;
+				}
+			}
+		}
+		msg = (2ull * k * best_v + 8ull * k) * c;
+		budget = pems_overhead(k, best_v, cfg->mem, msg);
+		if (best_need - msg + budget + cfg->mem / 16 <= cfg->mem)
+			break;
+	}
+	if (c < 16u << 10) {
+		fprintf(stderr, "pems: error: aggregate: --mem %zu MiB is too small for %llu MiB of input with %u threads; raise --mem (or lower --threads)\n",
+			cfg->mem >> 20, (unsigned long long)(bytes >> 20), k);
+		return -EINVAL;
+	}
+	rb = S.job->in_fmt == PEMS_AGG_IN_CSV ? bytes * rows_per_byte_x1024 / 1024 : bytes;
+	if (!cfg->procs && rb / 16 < best_v)
+		best_v = rb / 16 > k ? (unsigned)(rb / 16) : k;
+	if (best_v < 1)
+		best_v = 1;
+	cfg->procs = best_v;
+	if (!cfg->mu)
+		cfg->mu = mu_for(bytes, best_v);
+	cfg->mu = (cfg->mu + (1u << 20) - 1) & ~(size_t)((1u << 20) - 1);
+	if (!cfg->msg_mem)
+		cfg->msg_mem = msg;
+	S.table_bytes = rb / best_v / 4;
+	if (S.table_bytes < (64u << 10))
+		S.table_bytes = 64u << 10;
+	return 0;
+}
+
+/* ---- csv header ---- */
+
+static int find_col(const struct field *f, unsigned n, const char *want,
+		    const char *what, unsigned *out)
+{
+	struct pems_aggregate_job *job = S.job;
+	uint64_t idx;
+	unsigned i;
+
+	for (i = 0; i < n; i++) {
+		if (strlen(want) == f[i].len && !memcmp(want, f[i].p, f[i].len)) {
+			*out = i;
+			return 0;
+		}
+	}
+	if (parse_u64(want, strlen(want), &idx)) {
+		if (idx >= 1 && idx <= n) {
+			*out = (unsigned)idx - 1;
+			return 0;
+		}
+		snprintf(job->errmsg, sizeof(job->errmsg),
+			 "%s: %s column %s does not exist: the header has %u columns",
+			 job->in, what, want, n);
+		return -EINVAL;
+	}
+	snprintf(job->errmsg, sizeof(job->errmsg),
+		 "%s: no %s column '%s' in the header (line 1)", job->in, what, want);
+	return -EINVAL;
+}
+
+static int read_header(void)
+{
+	struct pems_aggregate_job *job = S.job;
+	struct field f[MAX_COLS];
+	char *buf, *nl;
+	unsigned nf = 0, bad;
+	ssize_t got;
+	int fd, n, rc;
+	uint64_t lines = 0, bytes = 0;
+
+	buf = malloc(1u << 20);
+	if (!buf)
+		return -ENOMEM;
+	fd = open(job->in, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		rc = -errno;
+		free(buf);
+		return rc;
+	}
+	got = pread(fd, buf, (1u << 20) - 1, 0);
+	close(fd);
+	if (got < 0) {
+		free(buf);
+		return -EIO;
+	}
+	buf[got] = '\0';
+	nl = memchr(buf, '\n', (size_t)got);
+	if (got == 0 || (!nl && (size_t)got == (1u << 20) - 1)) {
+		if (got)
+			snprintf(job->errmsg, sizeof(job->errmsg),
+				 "%s: line 1: header row longer than 1 MiB", job->in);
+		else
+			snprintf(job->errmsg, sizeof(job->errmsg),
+				 "%s: empty file: a csv input needs a header row", job->in);
+		free(buf);
+		return -EINVAL;
+	}
+	S.hdr_end = nl ? (uint64_t)(nl - buf) + 1 : (uint64_t)got;
+	n = split_line(buf, S.hdr_end - (nl ? 1 : 0), f, MAX_COLS, &nf, &bad);
+	if (n < 0 || nf > MAX_COLS) {
+		if (n < 0)
+			snprintf(job->errmsg, sizeof(job->errmsg),
+				 "%s: line 1, column %u: malformed quoted field in the header",
+				 job->in, bad);
+		else
+			snprintf(job->errmsg, sizeof(job->errmsg),
+				 "%s: line 1: more than %d columns", job->in, MAX_COLS);
+		free(buf);
+		return -EINVAL;
+	}
+	S.ncols = nf;
+	rc = find_col(f, nf, job->key_col ? job->key_col : "key", "key", &S.key_col);
+	if (!rc)
+		rc = find_col(f, nf, job->value_col ? job->value_col : "value", "value", &S.val_col);
+	/* rows per text byte, from the lines of this first MiB */
+	if (nl) {
+		char *p = nl + 1;
+
+		while ((p = memchr(p, '\n', (size_t)(buf + got - p)))) {
+			lines++;
+			p++;
+			bytes = (uint64_t)(p - nl - 1);
+		}
+	}
+	rows_per_byte_x1024 = lines && bytes ? 16 * 1024 * lines / bytes + 1 : 16 * 1024 / 4;
+	rows_per_byte_x1024 = rows_per_byte_x1024 * 5 / 4;	/* margin */
+	free(buf);
+	return rc;
+}
+
+/* ---- progress ---- */
+
+static atomic_int progress_stop;
+
+static void *progress_main(void *arg)
+{
+	const struct pems_aggregate_job *job = arg;
+	struct timespec ts = { 0, 200 * 1000 * 1000 };
+
+	while (!atomic_load(&progress_stop)) {
+		uint64_t w = atomic_load(&S.done[1]), total = S.out_total;
+
+		if (w && total)
+			job->progress("write", w, total, job->progress_arg);
+		else
+			job->progress("aggregate", atomic_load(&S.done[0]), S.size,
+				      job->progress_arg);
+		nanosleep(&ts, NULL);
+	}
+	return NULL;
+}
+
+static int run(struct pems_aggregate_job *job)
+{
+	pthread_t th;
+	bool have_th = false;
+	int rc;
+
+	atomic_store(&progress_stop, 0);
+	if (job->progress && !pthread_create(&th, NULL, progress_main, job))
+		have_th = true;
+	rc = pems_spmd(agg_spmd, NULL);
+	atomic_store(&progress_stop, 1);
+	if (have_th)
+		pthread_join(th, NULL);
+	if (!rc && !atomic_load(&S.failed) && job->progress)
+		job->progress("done", S.size, S.size, job->progress_arg);
+	return rc;
+}
+
+static void build_header(void)
+{
+	const struct pems_aggregate_job *job = S.job;
+	size_t n = 0;
+	unsigned i;
+
+	S.hdr_len = 0;
+	if (job->out_fmt != PEMS_AGG_OUT_CSV)
+		return;
+	n += (size_t)snprintf(S.hdr + n, sizeof(S.hdr) - n, "key");
+	for (i = 0; i < job->naggs && n < sizeof(S.hdr) - 2; i++)
+		n += (size_t)snprintf(S.hdr + n, sizeof(S.hdr) - n, ",%s", job->aggs[i]->name);
+	if (n > sizeof(S.hdr) - 2)
+		n = sizeof(S.hdr) - 2;
+	S.hdr[n++] = '\n';
+	S.hdr_len = n;
+}
+
+int pems_aggregate(struct pems_aggregate_job *job)
+{
+	struct pems_config cfg = *pems_current_config();
+	char tmp_path[4096];
+	struct stat st;
+	unsigned i;
+	int rc, fd;
+
+	memset(&S, 0, sizeof(S));
+	S.job = job;
+	job->errmsg[0] = '\0';
+	job->rows = job->groups = 0;
+	if (!job->naggs || job->naggs > PEMS_AGG_MAX) {
+		snprintf(job->errmsg, sizeof(job->errmsg), "give 1 to %d aggregates", PEMS_AGG_MAX);
+		return -EINVAL;
+	}
+	for (i = 0; i < job->naggs; i++) {
+		const struct pems_aggregate *a = job->aggs[i];
+
+		if (!a || !a->init || !a->update || !a->combine || !a->finalize ||
+		    !a->state_size || a->state_size > PEMS_AGG_STATE_MAX) {
+			snprintf(job->errmsg, sizeof(job->errmsg),
+				 "aggregate %u is incomplete (callbacks, state size 1..%d)",
+				 i + 1, PEMS_AGG_STATE_MAX);
+			return -EINVAL;
+		}
+	}
+	if (stat(job->in, &st)) {
+		rc = -errno;
+		fprintf(stderr, "pems: error: aggregate: %s: %s\n", job->in, strerror(errno));
+		return rc;
+	}
+	S.size = (uint64_t)st.st_size;
+	if (job->in_fmt == PEMS_AGG_IN_KV && S.size % 16) {
+		snprintf(job->errmsg, sizeof(job->errmsg),
+			 "%s: size %llu is not a multiple of the 16-byte kv record (u64 key, i64 value)",
+			 job->in, (unsigned long long)S.size);
+		return -EINVAL;
+	}
+	if (job->in_fmt == PEMS_AGG_IN_CSV) {
+		rc = read_header();
+		if (rc) {
+			if (!job->errmsg[0])
+				fprintf(stderr, "pems: error: aggregate: %s: %s\n", job->in, strerror(-rc));
+			return rc;
+		}
+	}
+	build_header();
+	rc = plan(&cfg, S.size);
+	if (rc)
+		return rc;
+	rc = pems_configure(&cfg);
+	if (rc)
+		return rc;
+	S.v = cfg.procs;
+	S.in = pems_file_open(job->in, O_RDONLY, 0);
+	if (S.in < 0) {
+		fprintf(stderr, "pems: error: aggregate: %s: %s\n", job->in, strerror(-S.in));
+		return S.in;
+	}
+	snprintf(tmp_path, sizeof(tmp_path), "%s.pems-tmp", job->out);
+	if (pems_rank() == 0)
+		unlink(tmp_path);
+	pems_rank_barrier();
+	fd = open(tmp_path, O_WRONLY | O_CREAT, 0644);
+	if (fd < 0) {
+		rc = -errno;
+		fprintf(stderr, "pems: error: aggregate: cannot create %s: %s\n", tmp_path, strerror(errno));
+		pems_file_close(S.in);
+		return rc;
+	}
+	close(fd);
+	pems_remove_on_abort(tmp_path);
+	S.out = pems_file_open(tmp_path, O_RDWR, 0);
+	if (S.out < 0) {
+		rc = S.out;
+		goto out_unlink;
+	}
+	rc = run(job);
+	if (!rc && atomic_load(&S.failed))
+		rc = strstr(job->errmsg, "overflows") ? -ERANGE : -EINVAL;
+	pems_file_close(S.out);
+	if (!rc) {
+		fd = open(tmp_path, O_RDWR);
+		if (fd < 0 || (pems_rank() == 0 && ftruncate(fd, (off_t)S.out_total)) || fsync(fd))
+			rc = -errno;
+		if (fd >= 0)
+			close(fd);
+	}
+	pems_rank_barrier();
+	if (!rc && pems_rank() == 0 && rename(tmp_path, job->out))
+		rc = -errno;
+	pems_rank_barrier();
+	if (rc && rc != -EINVAL && rc != -ERANGE)
+		fprintf(stderr, "pems: error: aggregate: finishing %s: %s\n", job->out, pems_strerror(rc));
+out_unlink:
+	if (rc)
+		unlink(tmp_path);
+	pems_remove_on_abort(NULL);
+	pems_file_close(S.in);
+	return rc;
+}
