@@ -279,7 +279,7 @@ int cli_sgd_main(int argc, char **argv)
 	if (rc) {
 		if (pems_rank() == 0)
 			cli_error("sgd: training on '%s' failed: %s", a.job.data,
-				  rc == -EDOM ? "diverged" : pems_strerror(rc));
+				  rc == -EDOM ? "diverged" : rc == -EINVAL ? "bad input (see above)" : pems_strerror(rc));
 		return CLI_EXIT_FAIL;
 	}
 	return sgd_report(&a, t0);
