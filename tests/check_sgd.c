@@ -319,6 +319,8 @@ START_TEST(logistic_libsvm_matches_in_memory)
 	load_libsvm(file("tr.svm"), 20, &tr);
 	load_libsvm(file("te.svm"), 20, &te);
 	ref = ref_accuracy(&tr, &te);
+	printf("logistic libsvm: pems-run sgd test accuracy %.4f, in-memory reference %.4f\n",
+	       acc, ref);
 	ck_assert_msg(fabs(acc - ref) < 0.005, "accuracy %.4f, in-memory reference %.4f", acc, ref);
 	free(tr.x); free(tr.y); free(te.x); free(te.y);
 }

@@ -346,7 +346,7 @@ static int next_libsvm(struct stream *s, struct row *r)
 			uint64_t want = s->want ? s->want : 1;
 			double est = *s->avg_line > 0 ? *s->avg_line : 256;
 			size_t len = (size_t)fmin((double)(s->cap - PAGE),
-						  want * est * 1.1 + 65536);
+						  want * est * 1.05 + 4096);
 
 			if (s->have > s->cur && avail >= len) {
 				len = avail * 2;	/* a line longer than the guess */
@@ -1125,9 +1125,13 @@ int pems_sgd(struct pems_sgd_job *job)
 {
 	struct pems_config cfg = *pems_current_config();
 	char out_tmp[4096], csv_tmp[4096];
-	bool r0 = pems_rank() == 0;
 	uint32_t dim;
+	bool r0;
 	int rc;
+
+	/* pems_rank() is 0 on every rank until MPI is up: a barrier starts it */
+	pems_rank_barrier();
+	r0 = pems_rank() == 0;
 
 	pthread_mutex_destroy(&G.err_mu);
 	memset(&G, 0, sizeof(G));
