@@ -45,7 +45,10 @@ int pems_sort(const struct pems_sort_job *job);
 #define PEMS_AGG_STATE_MAX 64
 #define PEMS_AGG_MAX 16		/* aggregates of one job */
 
-enum pems_agg_type { PEMS_AGG_INT64, PEMS_AGG_UINT64, PEMS_AGG_DOUBLE };
+/* MEAN: an exact quotient num/den (den > 0) with its nearest double in
+ * d; csv output prints it in decimal rounded to 9 places (half away from
+ * zero, trailing zeros dropped), kv output the double. */
+enum pems_agg_type { PEMS_AGG_INT64, PEMS_AGG_UINT64, PEMS_AGG_DOUBLE, PEMS_AGG_MEAN };
 
 struct pems_agg_result {
 	enum pems_agg_type type;
@@ -54,6 +57,8 @@ struct pems_agg_result {
 		uint64_t u;
 		double d;
 	};
+	__int128 num;		/* MEAN only */
+	uint64_t den;
 };
 
 struct pems_aggregate {
@@ -67,8 +72,8 @@ struct pems_aggregate {
 
 /* The built-ins "count" (uint64), "sum" (int64, a 128-bit accumulator;
  * finalize gives -ERANGE outside int64), "min", "max" (int64; INT64_MAX /
- * INT64_MIN for no rows) and "avg" (double: the 128-bit sum divided by
- * the count, correctly rounded from long double).  NULL for other names. */
+ * INT64_MIN for no rows) and "avg" (MEAN: the exact 128-bit sum over
+ * the count; d from long double division).  NULL for other names. */
 const struct pems_aggregate *pems_aggregate_builtin(const char *name);
 
 /* One group as handed out by pems_groupby_walk: the combined states of

@@ -436,6 +436,39 @@ static char *put_i64(char *p, int64_t v)
 	return put_u64(p, (uint64_t)v);
 }
 
+/* num/den in decimal, rounded to 9 places half away from zero, trailing
+ * zeros dropped; |num/den| < 2^63 (a mean of int64 values) */
+static char *put_mean(char *p, __int128 num, uint64_t den)
+{
+	unsigned __int128 a = num < 0 ? -(unsigned __int128)num : (unsigned __int128)num;
+	uint64_t q = (uint64_t)(a / den), r = (uint64_t)(a % den), frac;
+	int i;
+
+	frac = (uint64_t)(((unsigned __int128)r * 1000000000u + den / 2) / den);
+	if (frac >= 1000000000u) {
+		q++;
+		frac -= 1000000000u;
+	}
+	if (num < 0 && (q || frac))
+		*p++ = '-';
+	p = put_u64(p, q);
+	if (frac) {
+		char d[9];
+		int n = 9;
+
+		for (i = 8; i >= 0; i--) {
+			d[i] = (char)('0' + frac % 10);
+			frac /= 10;
+		}
+		while (n > 0 && d[n - 1] == '0')
+			n--;
+		*p++ = '.';
+		memcpy(p, d, (size_t)n);
+		p += n;
+	}
+	return p;
+}
+
 /* Format one group into @line; returns its bytes, or -1 (and *bad = the
  * aggregate) when a finalize reports overflow. */
 static long format_group(uint64_t key, const uint8_t *states, char *line,
@@ -470,6 +503,8 @@ static long format_group(uint64_t key, const uint8_t *states, char *line,
 			p = put_u64(p, r.u);
 		else if (r.type == PEMS_AGG_INT64)
 			p = put_i64(p, r.i);
+		else if (r.type == PEMS_AGG_MEAN)
+			p = put_mean(p, r.num, r.den);
 		else
 			p += snprintf(p, 32, "%.17g", r.d);
 	}

@@ -169,8 +169,10 @@ static int avg_final(const void *s, struct pems_agg_result *r)
 
 	memcpy(&a, s, 16);
 	memcpy(&c, (const uint8_t *)s + 16, 8);
-	r->type = PEMS_AGG_DOUBLE;
+	r->type = c ? PEMS_AGG_MEAN : PEMS_AGG_DOUBLE;
 	r->d = c ? (double)((long double)a / (long double)c) : 0.0;
+	r->num = a;
+	r->den = c;
 	return 0;
 }
 

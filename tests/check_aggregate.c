@@ -1,0 +1,534 @@
+/*
+ * check_aggregate.c - `pems-run aggregate` against an in-memory reference
+ * (sort + scan of the whole input): every aggregate, csv and kv in and
+ * out, exact sums and the overflow report, csv errors with line and
+ * column, empty input, one group, all-distinct keys, output identical for
+ * every --procs / --threads, spilling forced by a small --mem.
+ *
+ * Runs the binary named by $PEMS_RUN (default ./build/pems-run) in
+ * $PEMS_TEST_TMP (else a new /tmp/check_aggregate.XXXXXX).
+ */
+#include <check.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define OUT_MAX 65536
+
+static const char *pems_run;
+static char dir[4096];
+
+struct result {
+	int status;
+	char err[OUT_MAX];
+};
+
+static char *file(const char *name)
+{
+	static char bufs[8][4200];
+	static int next;
+	char *b = bufs[next++ % 8];
+
+	snprintf(b, sizeof(bufs[0]), "%s/%s", dir, name);
+	return b;
+}
+
+static void *slurp(const char *path, size_t *len)
+{
+	struct stat st;
+	FILE *f = fopen(path, "rb");
+	char *buf;
+
+	if (!f)
+		return NULL;
+	ck_assert_int_eq(fstat(fileno(f), &st), 0);
+	buf = malloc((size_t)st.st_size + 1);
+	ck_assert_ptr_nonnull(buf);
+	ck_assert_uint_eq(fread(buf, 1, (size_t)st.st_size, f), (size_t)st.st_size);
+	buf[st.st_size] = '\0';
+	fclose(f);
+	*len = (size_t)st.st_size;
+	return buf;
+}
+
+static void run_argv(struct result *r, const char *const *args)
+{
+	char *argv[64], err[4200];
+	int i, st, fd;
+	pid_t pid;
+	size_t len = 0;
+	char *e;
+
+	argv[0] = (char *)pems_run;
+	for (i = 0; args[i] && i < 60; i++)
+		argv[i + 1] = (char *)args[i];
+	argv[i + 1] = NULL;
+	snprintf(err, sizeof(err), "%s/.stderr", dir);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		fd = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (fd < 0 || dup2(fd, 2) < 0)
+			_exit(126);
+		fd = open("/dev/null", O_RDWR);
+		dup2(fd, 0);
+		dup2(fd, 1);
+		execv(pems_run, argv);
+		_exit(127);
+	}
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	e = slurp(err, &len);
+	snprintf(r->err, sizeof(r->err), "%s", e ? e : "");
+	free(e);
+}
+
+#define RUN(r, ...) run_argv((r), (const char *const[]){ __VA_ARGS__, NULL })
+
+static void expect(const struct result *r, int status, const char *err)
+{
+	ck_assert_msg(r->status == status, "exit %d, wanted %d; stderr: %s",
+		      r->status, status, r->err);
+	if (err)
+		ck_assert_str_eq(r->err, err);
+}
+
+static void write_file(const char *path, const void *data, size_t len)
+{
+	FILE *f = fopen(path, "wb");
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_uint_eq(fwrite(data, 1, len, f), len);
+	ck_assert_int_eq(fclose(f), 0);
+}
+
+/* ---- the reference: sort the rows, scan groups ---- */
+
+struct row {
+	uint64_t key;
+	int64_t val;
+};
+
+static int row_cmp(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+
+	return x->key < y->key ? -1 : x->key > y->key;
+}
+
+static void put_mean(char *p, size_t len, __int128 num, uint64_t den)
+{
+	unsigned __int128 a = num < 0 ? -(unsigned __int128)num : (unsigned __int128)num;
+	unsigned __int128 scaled = (a * 2000000000u + den) / (2 * (unsigned __int128)den);
+	uint64_t q = (uint64_t)(scaled / 1000000000u), f = (uint64_t)(scaled % 1000000000u);
+	char frac[16];
+	int n;
+
+	snprintf(frac, sizeof(frac), "%09llu", (unsigned long long)f);
+	for (n = 9; n > 0 && frac[n - 1] == '0'; n--)
+		;
+	frac[n] = '\0';
+	snprintf(p, len, "%s%llu%s%s", num < 0 && scaled ? "-" : "", (unsigned long long)q,
+		 n ? "." : "", frac);
+}
+
+/* Expected csv for aggregates @aggs ("count,sum,...") of @n rows. */
+static char *reference_csv(struct row *rows, size_t n, const char *aggs)
+{
+	size_t cap = 4096 + n * 160, len = 0, i, j;
+	char *out = malloc(cap), list[256], *save, *tok;
+
+	ck_assert_ptr_nonnull(out);
+	qsort(rows, n, sizeof(*rows), row_cmp);
+	len += (size_t)snprintf(out, cap, "key,%s\n", aggs);
+	for (i = 0; i < n; i = j) {
+		__int128 sum = 0;
+		int64_t mn = INT64_MAX, mx = INT64_MIN;
+		uint64_t c = 0;
+		char cell[64];
+
+		for (j = i; j < n && rows[j].key == rows[i].key; j++) {
+			sum += rows[j].val;
+			mn = rows[j].val < mn ? rows[j].val : mn;
+			mx = rows[j].val > mx ? rows[j].val : mx;
+			c++;
+		}
+		len += (size_t)snprintf(out + len, cap - len, "%llu", (unsigned long long)rows[i].key);
+		snprintf(list, sizeof(list), "%s", aggs);
+		for (tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+			if (!strcmp(tok, "count"))
+				snprintf(cell, sizeof(cell), "%llu", (unsigned long long)c);
+			else if (!strcmp(tok, "sum"))
+				snprintf(cell, sizeof(cell), "%lld", (long long)sum);
+			else if (!strcmp(tok, "min"))
+				snprintf(cell, sizeof(cell), "%lld", (long long)mn);
+			else if (!strcmp(tok, "max"))
+				snprintf(cell, sizeof(cell), "%lld", (long long)mx);
+			else
+				put_mean(cell, sizeof(cell), sum, c);
+			len += (size_t)snprintf(out + len, cap - len, ",%s", cell);
+		}
+		out[len++] = '\n';
+		out[len] = '\0';
+	}
+	return out;
+}
+
+static struct row *read_kv(const char *path, size_t *n)
+{
+	size_t len;
+	struct row *r = slurp(path, &len);
+
+	ck_assert_ptr_nonnull(r);
+	*n = len / 16;
+	return r;
+}
+
+static void expect_file(const char *path, const char *want)
+{
+	size_t len;
+	char *got = slurp(path, &len);
+
+	ck_assert_msg(got != NULL, "no output %s", path);
+	ck_assert_uint_eq(len, strlen(want));
+	ck_assert_msg(!memcmp(got, want, len), "output %s differs from the reference", path);
+	free(got);
+}
+
+static void gen(const char *name, const char *count, const char *groups, const char *skew)
+{
+	struct result r;
+
+	RUN(&r, "gen", "--quiet", "--format", "kv", "--count", count, "--groups", groups,
+	    "--skew", skew, "--seed", "5", file(name));
+	expect(&r, 0, "");
+}
+
+static void check_against_reference(const char *in, const char *aggs, const char *mem,
+				    const char *procs)
+{
+	struct result r;
+	struct row *rows;
+	size_t n;
+	char *want;
+
+	RUN(&r, "aggregate", "--quiet", "--agg", aggs, "--mem", mem, "--procs", procs,
+	    "--tmp", dir, file(in), file("out.csv"));
+	expect(&r, 0, "");
+	rows = read_kv(file(in), &n);
+	want = reference_csv(rows, n, aggs);
+	expect_file(file("out.csv"), want);
+	free(want);
+	free(rows);
+}
+
+START_TEST(every_aggregate_uniform)
+{
+	gen("u.kv", "300K", "5000", "uniform");
+	check_against_reference("u.kv", "count,sum,min,max,avg", "48M", "0");
+	check_against_reference("u.kv", "avg,min", "48M", "7");
+	check_against_reference("u.kv", "max", "48M", "0");
+}
+END_TEST
+
+START_TEST(zipf_and_heavy_keys)
+{
+	gen("z.kv", "400K", "100000", "zipf:1.1");
+	check_against_reference("z.kv", "count,sum,min,max,avg", "48M", "16");
+	gen("z2.kv", "200K", "1000", "zipf:2");
+	check_against_reference("z2.kv", "count,sum", "48M", "9");
+}
+END_TEST
+
+START_TEST(all_distinct_spills)
+{
+	struct result r;
+
+	gen("d.kv", "2M", "0", "uniform");
+	check_against_reference("d.kv", "count,sum,min,max,avg", "48M", "0");
+	/* the context file was used: the data did not fit the budget */
+	RUN(&r, "aggregate", "--agg", "count", "--mem", "48M", "--stats", "--tmp", dir,
+	    file("d.kv"), file("d.csv"));
+	expect(&r, 0, NULL);
+	ck_assert_msg(strstr(r.err, "2097152 groups") != NULL, "%s", r.err);
+	ck_assert_msg(strstr(r.err, "ctx_written=0 ") == NULL, "no spill: %s", r.err);
+}
+END_TEST
+
+START_TEST(same_output_any_procs_threads)
+{
+	const char *procs[] = { "1", "2", "5", "33" }, *threads[] = { "1", "2", "1", "2" };
+	size_t len0 = 0, len;
+	char *first = NULL, *got;
+	struct result r;
+	unsigned i;
+
+	gen("p.kv", "200K", "20000", "zipf:1.1");
+	for (i = 0; i < 4; i++) {
+		RUN(&r, "aggregate", "--quiet", "--agg", "count,sum,min,max,avg", "--mem", "96M",
+		    "--procs", procs[i], "--threads", threads[i], "--tmp", dir, file("p.kv"),
+		    file("p.csv"));
+		expect(&r, 0, "");
+		got = slurp(file("p.csv"), &len);
+		if (!first) {
+			first = got;
+			len0 = len;
+			continue;
+		}
+		ck_assert_uint_eq(len, len0);
+		ck_assert_msg(!memcmp(first, got, len), "--procs %s differs", procs[i]);
+		free(got);
+	}
+	free(first);
+}
+END_TEST
+
+START_TEST(kv_output_layout)
+{
+	struct row rows[] = { { 7, -3 }, { 2, 10 }, { 7, 5 }, { 2, 1 }, { 9, 4 } };
+	struct result r;
+	uint8_t *got;
+	size_t len;
+	uint64_t u;
+	int64_t i;
+	double d;
+
+	write_file(file("k.kv"), rows, sizeof(rows));
+	RUN(&r, "aggregate", "--quiet", "--agg", "count,sum,min,max,avg", "--output-format", "kv",
+	    "--tmp", dir, file("k.kv"), file("k.out"));
+	expect(&r, 0, "");
+	got = slurp(file("k.out"), &len);
+	ck_assert_uint_eq(len, 3 * 48);
+	memcpy(&u, got, 8);
+	ck_assert_uint_eq(u, 2);
+	memcpy(&u, got + 8, 8);
+	ck_assert_uint_eq(u, 2);
+	memcpy(&i, got + 16, 8);
+	ck_assert_int_eq(i, 11);
+	memcpy(&i, got + 24, 8);
+	ck_assert_int_eq(i, 1);
+	memcpy(&i, got + 32, 8);
+	ck_assert_int_eq(i, 10);
+	memcpy(&d, got + 40, 8);
+	ck_assert(d == 5.5);
+	memcpy(&u, got + 48, 8);
+	ck_assert_uint_eq(u, 7);
+	memcpy(&d, got + 88, 8);
+	ck_assert(d == 1.0);
+	free(got);
+}
+END_TEST
+
+START_TEST(exact_sums_and_overflow)
+{
+	struct row ok[] = { { 1, INT64_MAX }, { 1, INT64_MAX }, { 1, -INT64_MAX }, { 1, -5 },
+			    { 3, INT64_MIN }, { 3, 1 } };
+	struct row bad[] = { { 4, 1 }, { 5, INT64_MAX }, { 5, 2 }, { 6, INT64_MIN }, { 6, -1 } };
+	struct result r;
+
+	write_file(file("ok.kv"), ok, sizeof(ok));
+	RUN(&r, "aggregate", "--quiet", "--agg", "sum,avg,count", "--tmp", dir, file("ok.kv"),
+	    file("ok.csv"));
+	expect(&r, 0, "");
+	expect_file(file("ok.csv"), "key,sum,avg,count\n"
+		    "1,9223372036854775802,2305843009213693950.5,4\n"
+		    "3,-9223372036854775807,-4611686018427387903.5,2\n");
+	write_file(file("bad.kv"), bad, sizeof(bad));
+	RUN(&r, "aggregate", "--agg", "count,sum", "--procs", "3", "--tmp", dir, file("bad.kv"),
+	    file("bad.csv"));
+	expect(&r, 1, "pems-run: error: aggregate: sum of key 5 overflows int64\n");
+	ck_assert_int_ne(access(file("bad.csv"), F_OK), 0);
+	ck_assert_int_ne(access(file("bad.csv.pems-tmp"), F_OK), 0);
+	/* avg alone never overflows */
+	RUN(&r, "aggregate", "--quiet", "--agg", "avg", "--tmp", dir, file("bad.kv"), file("bad.csv"));
+	expect(&r, 0, "");
+	expect_file(file("bad.csv"), "key,avg\n4,1\n5,4611686018427387904.5\n6,-4611686018427387904.5\n");
+}
+END_TEST
+
+START_TEST(empty_input_and_one_group)
+{
+	struct result r;
+	struct row *rows = malloc(100000 * sizeof(*rows));
+	char *want;
+	size_t i;
+
+	write_file(file("e.kv"), "", 0);
+	RUN(&r, "aggregate", "--quiet", "--agg", "count,sum,min,max,avg", "--tmp", dir,
+	    file("e.kv"), file("e.csv"));
+	expect(&r, 0, "");
+	expect_file(file("e.csv"), "key,count,sum,min,max,avg\n");
+	write_file(file("e.csv.in"), "key,value\n", 10);
+	RUN(&r, "aggregate", "--quiet", "--input-format", "csv", "--tmp", dir,
+	    file("e.csv.in"), file("e2.csv"));
+	expect(&r, 0, "");
+	expect_file(file("e2.csv"), "key,count\n");
+	for (i = 0; i < 100000; i++) {
+		rows[i].key = 42;
+		rows[i].val = (int64_t)(i * 7919 % 1000) - 500;
+	}
+	write_file(file("one.kv"), rows, 100000 * sizeof(*rows));
+	RUN(&r, "aggregate", "--quiet", "--agg", "count,sum,min,max,avg", "--procs", "13",
+	    "--tmp", dir, file("one.kv"), file("one.csv"));
+	expect(&r, 0, "");
+	want = reference_csv(rows, 100000, "count,sum,min,max,avg");
+	expect_file(file("one.csv"), want);
+	free(want);
+	free(rows);
+}
+END_TEST
+
+START_TEST(csv_input)
+{
+	const char csv[] = "id,name,\"amount\"\n"
+			   "3,x,10\n"
+			   "1,\"a, b\",-4\r\n"
+			   "\n"
+			   "3,\"q\"\"q\",\"7\"\n"
+			   "18446744073709551615,z,-9223372036854775808\n"
+			   "1,w,5";
+	struct result r;
+
+	write_file(file("in.csv"), csv, sizeof(csv) - 1);
+	RUN(&r, "aggregate", "--quiet", "--input-format", "csv", "--key", "id", "--value", "amount",
+	    "--agg", "count,sum,min,max,avg", "--procs", "3", "--tmp", dir, file("in.csv"),
+	    file("o.csv"));
+	expect(&r, 0, "");
+	expect_file(file("o.csv"), "key,count,sum,min,max,avg\n"
+		    "1,2,1,-4,5,0.5\n"
+		    "3,2,17,7,10,8.5\n"
+		    "18446744073709551615,1,-9223372036854775808,-9223372036854775808,-9223372036854775808,-9223372036854775808\n");
+	/* by 1-based index */
+	RUN(&r, "aggregate", "--quiet", "--input-format", "csv", "--key", "1", "--value", "3",
+	    "--agg", "sum", "--tmp", dir, file("in.csv"), file("o2.csv"));
+	expect(&r, 0, "");
+	expect_file(file("o2.csv"), "key,sum\n1,1\n3,17\n18446744073709551615,-9223372036854775808\n");
+}
+END_TEST
+
+static void csv_error(const char *text, const char *key, const char *value, const char *msg)
+{
+	char want[1024];
+	struct result r;
+
+	write_file(file("bad.csv"), text, strlen(text));
+	RUN(&r, "aggregate", "--input-format", "csv", "--key", key, "--value", value,
+	    "--procs", "4", "--tmp", dir, file("bad.csv"), file("bo.csv"));
+	snprintf(want, sizeof(want), "pems-run: error: aggregate: %s: %s\n", file("bad.csv"), msg);
+	expect(&r, 1, want);
+	ck_assert_int_ne(access(file("bo.csv"), F_OK), 0);
+}
+
+START_TEST(csv_errors)
+{
+	csv_error("k,v\n1,2\n2,x3\n", "k", "v", "line 3, column 2: value 'x3' is not a 64-bit integer");
+	csv_error("k,v\n1,2\n-2,3\n", "k", "v", "line 3, column 1: key '-2' is not an unsigned 64-bit integer");
+	csv_error("k,v\n1,99999999999999999999\n", "k", "v",
+		  "line 2, column 2: value '99999999999999999999' is not a 64-bit integer");
+	csv_error("k,v\n1,2\n3\n", "k", "v", "line 3: 1 fields, but the header has 2 (column 2 missing)");
+	csv_error("k,v\n1,2\n3,4,5\n", "k", "v", "line 3, column 3: more fields than the 2 of the header");
+	csv_error("k,v\n1,2\n\"3,4\n", "k", "v",
+		  "line 3, column 1: malformed quoted field (unterminated, or text after the closing quote)");
+	csv_error("k,v\n1,2\n", "key", "v", "no key column 'key' in the header (line 1)");
+	csv_error("k,v\n1,2\n", "k", "7", "value column 7 does not exist: the header has 2 columns");
+	csv_error("", "k", "v", "empty file: a csv input needs a header row");
+}
+END_TEST
+
+START_TEST(csv_error_line_numbers_across_vps)
+{
+	char *text = malloc(2000000), want[256];
+	size_t len = 0;
+	unsigned i;
+	struct result r;
+
+	len += (size_t)sprintf(text, "key,value\n");
+	for (i = 0; i < 100000; i++)
+		len += (size_t)sprintf(text + len, "%u,%u\n", i % 977, i);
+	len += (size_t)sprintf(text + len, "5,oops\n7,8\n");
+	write_file(file("big.csv"), text, len);
+	RUN(&r, "aggregate", "--input-format", "csv", "--procs", "7", "--tmp", dir,
+	    file("big.csv"), file("bo.csv"));
+	snprintf(want, sizeof(want),
+		 "pems-run: error: aggregate: %s: line 100002, column 2: value 'oops' is not a 64-bit integer\n",
+		 file("big.csv"));
+	expect(&r, 1, want);
+	free(text);
+}
+END_TEST
+
+START_TEST(usage_and_kv_size)
+{
+	struct result r;
+
+	RUN(&r, "aggregate", "--help");
+	expect(&r, 0, "");
+	write_file(file("odd.kv"), "0123456789abcdefXYZ", 19);
+	RUN(&r, "aggregate", "--tmp", dir, file("odd.kv"), file("x.csv"));
+	{
+		char want[512];
+
+		snprintf(want, sizeof(want),
+			 "pems-run: error: aggregate: %s: size 19 is not a multiple of the 16-byte kv record (u64 key, i64 value)\n",
+			 file("odd.kv"));
+		expect(&r, 1, want);
+	}
+	RUN(&r, "aggregate", "--agg", "median", file("odd.kv"), file("x.csv"));
+	expect(&r, 2, "pems-run: error: aggregate: --agg median: unknown aggregate 'median'; use count, sum, min, max or avg\n");
+	RUN(&r, "aggregate", "--key", "a", file("odd.kv"), file("x.csv"));
+	expect(&r, 2, "pems-run: error: aggregate: --key and --value need --input-format csv\n");
+	RUN(&r, "gen", "--format", "kv", "--count", "10", "--skew", "zipf:0", file("x.kv"));
+	expect(&r, 2, "pems-run: error: gen: --skew zipf:0: give zipf:S with 0 < S <= 100, e.g. zipf:1.1\n");
+}
+END_TEST
+
+static Suite *aggregate_suite(void)
+{
+	Suite *s = suite_create("aggregate");
+	TCase *tc = tcase_create("results");
+	TCase *te = tcase_create("errors");
+
+	tcase_set_timeout(tc, 120);
+	tcase_set_timeout(te, 60);
+	tcase_add_test(tc, every_aggregate_uniform);
+	tcase_add_test(tc, zipf_and_heavy_keys);
+	tcase_add_test(tc, all_distinct_spills);
+	tcase_add_test(tc, same_output_any_procs_threads);
+	tcase_add_test(tc, kv_output_layout);
+	tcase_add_test(tc, empty_input_and_one_group);
+	tcase_add_test(tc, csv_input);
+	tcase_add_test(te, exact_sums_and_overflow);
+	tcase_add_test(te, csv_errors);
+	tcase_add_test(te, csv_error_line_numbers_across_vps);
+	tcase_add_test(te, usage_and_kv_size);
+	suite_add_tcase(s, tc);
+	suite_add_tcase(s, te);
+	return s;
+}
+
+int main(void)
+{
+	const char *tmp = getenv("PEMS_TEST_TMP");
+	SRunner *sr;
+	int failed;
+
+	pems_run = getenv("PEMS_RUN") ? getenv("PEMS_RUN") : "./build/pems-run";
+	if (tmp && *tmp) {
+		snprintf(dir, sizeof(dir), "%s", tmp);
+	} else {
+		snprintf(dir, sizeof(dir), "/tmp/check_aggregate.XXXXXX");
+		if (!mkdtemp(dir))
+			return 1;
+	}
+	sr = srunner_create(aggregate_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
