@@ -253,6 +253,10 @@ PEMS_API void bsp_sync(void)
 
 /* ---- DRMA ---- */
 
+/* The registration of @addr on the calling VP.  Bounds are BSPlib's:
+ * against the size the *destination* registered, so they are checked
+ * where that is known -- at delivery (puts) and at the barrier (gets);
+ * here only what no registration could allow. */
 static struct pems_reg *reg_or_abort(const char *fn, struct pems_vp *vp, const void *addr,
 				     bsp_size_t offset, bsp_size_t nbytes)
 {
@@ -261,9 +265,8 @@ static struct pems_reg *reg_or_abort(const char *fn, struct pems_vp *vp, const v
 	if (!r)
 		bsp_abort("%s: address %p is not registered on VP %u (register it with bsp_push_reg and bsp_sync first)",
 			  fn, addr, vp->pid);
-	if (offset > r->size || nbytes > r->size - offset)
-		bsp_abort("%s: bytes [%zu, %zu) are beyond the registered size %zu",
-			  fn, offset, offset + nbytes, r->size);
+	if (offset + nbytes < offset)
+		bsp_abort("%s: offset %zu + %zu bytes overflows", fn, offset, nbytes);
 	return r;
 }
 

@@ -131,8 +131,11 @@ int pems_ctx_setup(struct pems_rt *rt)
 		if (!vp->ops)
 			return -ENOMEM;
 		/* a stack overflow must fault, not scribble over the heap */
-		if (mprotect(vp->base + heap_limit(rt), PEMS_PAGE, PROT_NONE))
+		if (mprotect(vp->base + heap_limit(rt), PEMS_PAGE, PROT_NONE)) {
+			fprintf(stderr, "pems: error: cannot set up %u contexts: %s (vm.max_map_count allows about %d VPs per rank); lower --procs or run more ranks\n",
+				rt->vlocal, strerror(errno), 30000);
 			return -errno;
+		}
 	}
 	return 0;
 }

@@ -527,7 +527,7 @@ static void deliver_put(struct pems_worker *w, struct reader *r, struct pems_vp 
 		pems_fatal("bsp_put: VP %u wrote to a registration VP %u does not have (registration order differs between VPs?)",
 			   r->hdr.src, vp->pid);
 	if (r->hdr.b + r->hdr.len > reg->size)
-		pems_fatal("bsp_put: VP %u writes bytes [%llu, %llu) of an area VP %u registered with %zu bytes",
+		pems_fatal("bsp_put: VP %u wrote bytes [%llu, %llu) of an area VP %u registered with %zu bytes",
 			   r->hdr.src, (unsigned long long)r->hdr.b,
 			   (unsigned long long)(r->hdr.b + r->hdr.len), vp->pid, reg->size);
 	reader_copy(w, r, reg->addr + r->hdr.b, r->hdr.len);

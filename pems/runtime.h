@@ -135,6 +135,7 @@ struct pems_vp {
 	bool cached;		/* resident between supersteps (counted in rt->cached) */
 	size_t cached_bytes;
 	struct pems_ioop *ops;	/* two swap requests (heap, stack) */
+	void *fake_stack;	/* ASan's fake stack while suspended */
 };
 
 struct pems_get {
@@ -152,6 +153,9 @@ struct pems_worker {
 	pthread_t thread;
 	struct pems_io *io;
 	ucontext_t uc;			/* the worker's own context */
+	const void *stack_lo;		/* its stack, for ASan's fiber switches */
+	size_t stack_size;
+	void *fake_stack;
 	struct pems_vp *cur;
 	unsigned writebacks;		/* contexts this worker is writing back */
 	/* outgoing message streams for this superstep, by global pid */

@@ -38,6 +38,29 @@
 
 #include "runtime.h"
 
+/*
+ * Stack switches are announced to AddressSanitizer (a VP's stack lives in
+ * its context slice): without it ASan cannot tell a switch from a stack
+ * overflow and reports false positives.  No-ops in other builds.
+ */
+#if defined(__SANITIZE_ADDRESS__)
+#define PEMS_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define PEMS_ASAN 1
+#endif
+#endif
+#ifdef PEMS_ASAN
+void __sanitizer_start_switch_fiber(void **fake_stack_save, const void *bottom, size_t size);
+void __sanitizer_finish_switch_fiber(void *fake_stack_save, const void **bottom_old,
+				     size_t *size_old);
+#define FIBER_START(save, lo, n) __sanitizer_start_switch_fiber((save), (lo), (n))
+#define FIBER_FINISH(save, lo, n) __sanitizer_finish_switch_fiber((save), (lo), (n))
+#else
+#define FIBER_START(save, lo, n) ((void)(save), (void)(lo), (void)(n))
+#define FIBER_FINISH(save, lo, n) ((void)(save), (void)(lo), (void)(n))
+#endif
+
 struct pems_rt *pems_rt;
 static __thread struct pems_worker *tls_worker;
 static struct pems_stats last_stats;
@@ -225,7 +248,9 @@ static struct pems_vp *claim(struct pems_rt *rt)
 static void vp_trampoline(void)
 {
 	struct pems_rt *rt = pems_rt;
+	struct pems_worker *w = pems_self_worker();
 
+	FIBER_FINISH(NULL, &w->stack_lo, &w->stack_size);
 	rt->entry(rt->entry_arg);
 	pems_vp_end();
 }
@@ -245,8 +270,10 @@ static void run(struct pems_worker *w, struct pems_vp *vp)
 	vp->sent_bytes = 0;
 	w->cur = vp;
 	t0 = pems_now();
+	FIBER_START(&w->fake_stack, vp->base + w->rt->mu - w->rt->stack, w->rt->stack);
 	if (swapcontext(&w->uc, &vp->uc))
 		pems_fatal("swapcontext: %s", strerror(errno));
+	FIBER_FINISH(w->fake_stack, NULL, NULL);
 	w->compute += pems_now() - t0;
 	w->cur = NULL;
 	if (vp->sent_bytes > w->h_max)
@@ -435,7 +462,7 @@ static void workers_stop(struct pems_rt *rt)
 	rt->quit = true;
 	pthread_cond_broadcast(&rt->go);
 	pthread_mutex_unlock(&rt->lock);
-	for (i = 0; i < rt->k; i++)
+	for (i = 0; rt->workers && i < rt->k; i++)
 		if (rt->workers[i].thread)
 			pthread_join(rt->workers[i].thread, NULL);
 }
@@ -700,7 +727,9 @@ static void run_post_bsp(struct pems_rt *rt)
 	mw.cur = vp;
 	vp->state = VP_RUNNING;
 	rt->post_bsp = false;
+	FIBER_START(&mw.fake_stack, vp->base + rt->mu - rt->stack, rt->stack);
 	swapcontext(&mw.uc, &vp->uc);
+	FIBER_FINISH(mw.fake_stack, NULL, NULL);
 	tls_worker = NULL;
 	pems_io_destroy(mw.io);
 }
@@ -812,8 +841,11 @@ void pems_vp_sync(void)
 	struct pems_worker *w = pems_self_worker();
 
 	vp->state = VP_READY;
+	FIBER_START(&vp->fake_stack, w->stack_lo, w->stack_size);
 	swapcontext(&vp->uc, &w->uc);
 	/* resumed: possibly on another worker thread (invariant 3) */
+	w = pems_self_worker();
+	FIBER_FINISH(vp->fake_stack, &w->stack_lo, &w->stack_size);
 }
 
 _Noreturn void pems_vp_end(void)
@@ -822,6 +854,7 @@ _Noreturn void pems_vp_end(void)
 	struct pems_worker *w = pems_self_worker();
 
 	vp->state = VP_ENDED;
+	FIBER_START(NULL, w->stack_lo, w->stack_size);	/* this stack dies */
 	setcontext(&w->uc);
 	abort();
 }
@@ -835,7 +868,10 @@ void pems_vp_end_keep(void)
 
 	pems_rt->post_bsp = true;
 	vp->state = VP_ENDED;
+	FIBER_START(&vp->fake_stack, w->stack_lo, w->stack_size);
 	swapcontext(&vp->uc, &w->uc);
+	w = pems_self_worker();
+	FIBER_FINISH(vp->fake_stack, &w->stack_lo, &w->stack_size);
 }
 
 PEMS_API int pems_spmd(void (*spmd)(void *arg), void *arg)

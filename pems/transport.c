@@ -460,13 +460,23 @@ char *pems_tp_alltoallv(struct pems_rt *rt, const char *send, const size_t *scou
 	return out;
 }
 
+/* MPI starts on first use (under mpirun only), so these are right before
+ * the first SPMD section too. */
 PEMS_API unsigned pems_rank(void)
 {
+	unsigned r, n;
+
+	if (!mpi_on && pems_tp_launched())
+		pems_tp_world(&r, &n);
 	return mpi_on ? (unsigned)mpi_rank : 0;
 }
 
 PEMS_API unsigned pems_nranks(void)
 {
+	unsigned r, n;
+
+	if (!mpi_on && pems_tp_launched())
+		pems_tp_world(&r, &n);
 	return mpi_on ? (unsigned)mpi_size : 1;
 }
 
