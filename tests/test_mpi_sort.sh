@@ -1,0 +1,118 @@
+#!/bin/bash
+# tests/test_mpi_sort.sh - pems-run sort under mpirun gives the same bytes
+# as on one rank.
+#
+# For u64 (uniform and a 16-key duplicate-heavy input) and rec100 (stable:
+# equal keys keep input order) files of about 20 MB, and one u64 file of
+# 128 MB (enough message chunks in flight between ranks at once to catch
+# transport reordering): sort without mpirun,
+# then with `mpirun -np 2` and `-np 4` (--procs 16 --mem 256M, per-rank
+# scratch --tmp DIR/s%r), and check that the outputs are byte-identical,
+# that `pems-run verify --against` accepts them, and that no temporary
+# output or scratch file is left behind.
+#
+# Uses PEMS_RUN and PEMS_TEST_TMP from tests/run.sh (defaults: build/pems-run
+# and a fresh dir under /work/scratch/mpi or /tmp).  Exit 77 (skip) without
+# mpirun.
+set -uo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+RUN=${PEMS_RUN:-$ROOT/build/pems-run}
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+STEP_TIMEOUT=${PEMS_MPI_STEP_TIMEOUT:-180}
+
+if ! command -v mpirun >/dev/null 2>&1; then
+	echo "test_mpi_sort: skip: mpirun not found; install openmpi-bin"
+	exit 77
+fi
+if [[ ! -x "$RUN" ]]; then
+	echo "test_mpi_sort: error: $RUN is not built (make all)" >&2
+	exit 1
+fi
+if [[ -n "${PEMS_TEST_TMP:-}" ]]; then
+	T=$PEMS_TEST_TMP
+else
+	base=/tmp
+	[[ -d /work/scratch ]] && base=/work/scratch
+	T=$(mktemp -d "$base/test_mpi_sort.XXXXXX") || exit 1
+	trap 'rm -rf "$T"' EXIT
+fi
+mkdir -p "$T" || exit 1
+
+fail=0
+now() { echo "${EPOCHREALTIME/,/.}"; }
+secs() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }'; }
+die() { echo "test_mpi_sort: FAIL: $*"; fail=1; }
+
+# sort_with NP FMT IN OUT: NP=1 runs without mpirun
+sort_with() {
+	local np=$1 fmt=$2 in=$3 out=$4 t0 rc r
+	local -a cmd=("$RUN" sort --format "$fmt" --procs 16 --mem 256M
+		      --tmp "$T/s%r" --quiet "$in" "$out")
+
+	for ((r = 0; r < np; r++)); do mkdir -p "$T/s$r"; done
+	t0=$(now)
+	if ((np == 1)); then
+		timeout "$STEP_TIMEOUT" "${cmd[@]}" >"$T/log" 2>&1
+	else
+		timeout "$STEP_TIMEOUT" mpirun --oversubscribe --bind-to none -np "$np" \
+			"${cmd[@]}" >"$T/log" 2>&1
+	fi
+	rc=$?
+	echo "  sort $fmt $(basename "$in") np=$np: exit $rc, $(secs "$t0")s"
+	if ((rc != 0)); then
+		sed 's/^/    | /' "$T/log" | tail -n 20
+		return 1
+	fi
+	return 0
+}
+
+# check FMT NAME GEN-ARGS...: gen, sort at 1/2/4 ranks, compare, verify
+check() {
+	local fmt=$1 name=$2 np out left
+	shift 2
+	local in=$T/$name.in
+
+	if ! "$RUN" gen --format "$fmt" --quiet "$@" "$in" >"$T/log" 2>&1; then
+		die "gen $fmt $*: $(tail -n 3 "$T/log")"
+		return
+	fi
+	echo "$name: $(stat -c %s "$in") bytes ($fmt $*)"
+	if ! sort_with 1 "$fmt" "$in" "$T/$name.out1"; then
+		die "$name: sort on one rank failed"
+		return
+	fi
+	for np in 2 4; do
+		out=$T/$name.out$np
+		if ! sort_with "$np" "$fmt" "$in" "$out"; then
+			die "$name: sort with mpirun -np $np failed"
+			continue
+		fi
+		if ! cmp "$T/$name.out1" "$out"; then
+			die "$name: output of -np $np differs from the one-rank output"
+		fi
+		if ! "$RUN" verify --format "$fmt" --quiet "$out" --against "$in" >"$T/log" 2>&1; then
+			die "$name: verify of -np $np output: $(tail -n 2 "$T/log")"
+		fi
+		rm -f "$out"
+	done
+	if ! "$RUN" verify --format "$fmt" --quiet "$T/$name.out1" --against "$in" >"$T/log" 2>&1; then
+		die "$name: verify of the one-rank output: $(tail -n 2 "$T/log")"
+	fi
+	left=$(find "$T" -name '*.pems-tmp*' -o -path "$T/s*/*" -type f | head -n 5)
+	[[ -z "$left" ]] || die "$name: files left behind: $left"
+	rm -f "$in" "$T/$name.out1"
+}
+
+check u64 u64-uniform --count 2560K --seed 7
+check u64 u64-dup --count 512K --seed 8 --skew dup
+check rec100 rec100-uniform --count 200K --seed 9
+check u64 u64-128M --count 16M --seed 10
+
+rm -rf "$T"/s[0-9]* "$T/log"
+if ((fail)); then
+	echo "test_mpi_sort: FAILED"
+	exit 1
+fi
+echo "test_mpi_sort: ok"
+exit 0
