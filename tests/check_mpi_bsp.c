@@ -1418,18 +1418,9 @@ START_TEST(spmd_case)
 }
 END_TEST
 
-/*
- * More ranks than VPs: every rank refuses the run, with the same error,
- * and the next run works.  (Nothing to refuse on one rank.)
- *
- * KNOWN_BUG: pems/sched.c pems_rt_run calls workers_stop() when rt_init
- * fails, and workers_stop (line ~466) reads rt->workers[i].thread for
- * i < rt->k although rt->workers is still NULL when rt_init failed
- * before workers_setup (v < ranks, a bad --tmp, ...): the process
- * segfaults instead of returning the error.  In CK_FORK=no mode the
- * crash would end the whole job, so the refused run is only attempted
- * with PEMS_TEST_STRICT=1.
- */
+/* More ranks than VPs: every rank refuses the run with an error (no
+ * crash, no hang), and the next run works.  (Nothing to refuse on one
+ * rank.) */
 static void spmd_nothing(void *arg)
 {
 	(void)arg;
@@ -1444,32 +1435,19 @@ START_TEST(fewer_vps_than_ranks_is_refused_everywhere)
 
 	if (mt_w.nranks == 1)
 		return;
-	if (mt_strict()) {
-		ck_assert_int_eq(mt_configure(&c, NULL), 0);
-		rc = pems_spmd(spmd_nothing, NULL);
-		ck_assert_msg(rc < 0, "pems_spmd with %u VPs on %u ranks returned %d", c.v,
-			      mt_w.nranks, rc);
-	} else {
-		KNOWN_BUG(false, "pems/sched.c workers_stop dereferences rt->workers (NULL) after rt_init fails",
-			  "not run");
-	}
+	ck_assert_int_eq(mt_configure(&c, NULL), 0);
+	rc = pems_spmd(spmd_nothing, NULL);
+	ck_assert_msg(rc < 0, "pems_spmd with %u VPs on %u ranks returned %d", c.v, mt_w.nranks,
+		      rc);
 	c.v = mt_w.nranks;
 	ck_assert_int_eq(mt_configure(&c, NULL), 0);
 	ck_assert_int_eq(pems_spmd(spmd_nothing, NULL), 0);
 }
 END_TEST
 
-/*
- * pems_rank/pems_nranks outside the SPMD section are the MPI rank and
+/* pems_rank/pems_nranks outside the SPMD section are the MPI rank and
  * size, also as the very first pems calls of the program (pems.h: "MPI
- * starts on first use").
- *
- * KNOWN_BUG: pems/transport.c pems_rank() and pems_nranks() return
- * mpi_on ? ... : 0 / 1 without starting MPI, so before the first
- * pems_spmd / pems_rank_barrier every rank believes it is rank 0 of 1
- * (sort.c's "if (pems_rank() == 0) unlink(tmp)" runs on every rank; a
- * planner sizing buffers by pems_nranks() plans for one rank).
- */
+ * starts on first use"). */
 START_TEST(rank_outside_spmd_is_the_mpi_rank)
 {
 	const char *s = getenv("OMPI_COMM_WORLD_RANK"), *n = getenv("OMPI_COMM_WORLD_SIZE");
@@ -1477,10 +1455,9 @@ START_TEST(rank_outside_spmd_is_the_mpi_rank)
 
 	ck_assert_uint_eq(pems_rank(), want_r);
 	ck_assert_uint_eq(pems_nranks(), want_n);
-	KNOWN_BUG(early_rank == want_r && early_nranks == want_n,
-		  "pems/transport.c pems_rank()/pems_nranks() do not start MPI",
-		  "pems_rank()/pems_nranks() as the first pems calls gave %u/%u, expected %u/%u (MPI not started on first use)",
-		  early_rank, early_nranks, want_r, want_n);
+	ck_assert_msg(early_rank == want_r && early_nranks == want_n,
+		      "pems_rank()/pems_nranks() as the first pems calls gave %u/%u, expected %u/%u (MPI not started on first use)",
+		      early_rank, early_nranks, want_r, want_n);
 }
 END_TEST
 
