@@ -110,6 +110,13 @@ struct pems_groupby *pems_groupby(const struct pems_groupby_plan *plan,
 /* Call @fn for each group of this VP in increasing key order; local (no
  * sync), may be repeated in later supersteps. */
 void pems_groupby_walk(const struct pems_groupby *g, pems_group_fn fn, void *arg);
+/* Move the groups out of the context into the message store (one
+ * pems_exchange to itself: counts as this superstep's exchange), so they
+ * survive the next bsp_sync without a large context to write back and
+ * swap in; after that sync, pems_groupby_unpark() brings them back
+ * (delivered like any exchange).  No walk in between. */
+void pems_groupby_park(struct pems_groupby *g);
+void pems_groupby_unpark(struct pems_groupby *g);
 /* Bytes of context memory the groups hold (for planners). */
 size_t pems_groupby_bytes(const struct pems_groupby *g);
 void pems_groupby_free(struct pems_groupby *g);

@@ -655,7 +655,12 @@ static void agg_spmd(void *arg)
 		pems_free(p1);
 	}
 	all = pems_malloc(S.v * sizeof(*all));
+	/* the groups cross the sync in the message store, not in the
+	 * context: a large context to swap in would wait for budget that
+	 * prefetching may hold (see the report on the runtime) */
+	pems_groupby_park(g);
 	pems_allgather(info, all, sizeof(*info));
+	pems_groupby_unpark(g);
 	for (i = 0, off = S.hdr_len; i < S.v; i++) {
 		bad |= all[i].err || all[i].ovf;
 		if (i < pid)

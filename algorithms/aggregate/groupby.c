@@ -470,6 +470,10 @@ struct chunk_hdr {
 
 struct pems_groupby {
 	struct spec sp;
+	uint8_t *blob;		/* raw, part and pidx, in one allocation */
+	size_t blob_bytes;
+	void *parked;		/* pems_groupby_park: the blob arrives here */
+	size_t parked_bytes;
 	struct agg_pair *raw;	/* {key, value} sorted by key */
 	size_t nraw;
 	uint8_t *part;		/* partial records: key, state */
@@ -585,6 +589,13 @@ static void partition(const struct pems_groupby_plan *pl, const struct spec *sp,
 
 /* ---- gb 1: the owner's side ---- */
 
+static void set_pointers(struct pems_groupby *g)
+{
+	g->raw = (struct agg_pair *)(void *)g->blob;
+	g->part = g->blob + g->nraw * sizeof(*g->raw);
+	g->pidx = (struct agg_pair *)(void *)(g->part + g->npart * (8 + g->sp.ss));
+}
+
 static void absorb(struct pems_groupby *g, uint8_t *recv, size_t bytes)
 {
 	size_t slot = 8 + g->sp.ss, off, nraw = 0, npart = 0, r = 0, p = 0;
@@ -597,9 +608,11 @@ static void absorb(struct pems_groupby *g, uint8_t *recv, size_t bytes)
 		npart += h.npart;
 		off += sizeof(h) + h.nraw * sizeof(struct agg_pair) + h.npart * slot;
 	}
-	g->raw = pems_malloc(nraw * sizeof(*g->raw) + 1);
-	g->part = pems_malloc(npart * slot + 1);
-	g->pidx = pems_malloc(npart * sizeof(*g->pidx) + 1);
+	g->blob_bytes = nraw * sizeof(*g->raw) + npart * (slot + sizeof(*g->pidx));
+	g->blob = pems_malloc(g->blob_bytes + 1);
+	g->nraw = nraw;
+	g->npart = npart;
+	set_pointers(g);
 	for (off = 0; off < bytes;) {
 		memcpy(&h, recv + off, sizeof(h));
 		off += sizeof(h);
@@ -611,8 +624,6 @@ static void absorb(struct pems_groupby *g, uint8_t *recv, size_t bytes)
 		off += h.npart * slot;
 	}
 	pems_free(recv);
-	g->nraw = nraw;
-	g->npart = npart;
 	for (p = 0; p < npart; p++) {
 		memcpy(&g->pidx[p].key, g->part + p * slot, 8);
 		g->pidx[p].val = p;
@@ -690,15 +701,40 @@ void pems_groupby_walk(const struct pems_groupby *g, pems_group_fn fn, void *arg
 
 size_t pems_groupby_bytes(const struct pems_groupby *g)
 {
-	return g->nraw * sizeof(*g->raw) + g->npart * (8 + g->sp.ss + sizeof(*g->pidx));
+	return g->blob_bytes;
+}
+
+void pems_groupby_park(struct pems_groupby *g)
+{
+	unsigned v = bsp_nprocs();
+	size_t *counts = pems_calloc(v, sizeof(*counts));
+
+	if (!g->blob)
+		bsp_abort("pems_groupby_park: the groups are parked already");
+	counts[bsp_pid()] = g->blob_bytes;
+	pems_exchange(g->blob, counts, &g->parked, &g->parked_bytes, NULL);
+	pems_free(counts);
+	pems_free(g->blob);
+	g->blob = NULL;
+	g->raw = NULL;
+	g->part = NULL;
+	g->pidx = NULL;
+}
+
+void pems_groupby_unpark(struct pems_groupby *g)
+{
+	if (g->blob || g->parked_bytes != g->blob_bytes)
+		bsp_abort("pems_groupby_unpark: no parked groups (call it after the sync that follows pems_groupby_park)");
+	g->blob = g->parked;
+	g->parked = NULL;
+	set_pointers(g);
 }
 
 void pems_groupby_free(struct pems_groupby *g)
 {
 	if (!g)
 		return;
-	pems_free(g->pidx);
-	pems_free(g->part);
-	pems_free(g->raw);
+	pems_free(g->blob);
+	pems_free(g->parked);
 	pems_free(g);
 }
