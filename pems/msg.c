@@ -671,7 +671,10 @@ void pems_msg_deliver(struct pems_worker *w, struct pems_vp *vp, int slot)
 unsigned pems_msg_ra(unsigned nranks)
 {
 	unsigned ra = RA / nranks;
+	const char *e = getenv("PEMS_MSG_RA");
 
+	if (e && atoi(e) > 0 && atoi(e) <= RA)
+		ra = (unsigned)atoi(e);
 	return ra ? ra : 1;
 }
 

@@ -60,6 +60,7 @@ struct pems_tp {
 	MPI_Request rreq[NRECV];
 	char *rbuf[NRECV];
 	size_t rsize;
+	int rhead;		/* oldest posted receive */
 	unsigned ends;
 	bool want_end, parked, resume, quit;
 	atomic_size_t queued;		/* bytes copied out and not yet sent */
@@ -141,28 +142,33 @@ static void on_chunk(struct pems_tp *tp, const struct tp_hdr *h, const char *dat
 	tp->recv_bytes += h->len;
 }
 
+/*
+ * Invariant (2) needs care here: MPI matches messages to receives in the
+ * order the receives were posted, but they can *complete* out of order (a
+ * 1 MiB chunk under rendezvous after a small END sent behind it).  So
+ * the receives form a ring and are handled strictly oldest first.
+ */
 static bool poll_recv(struct pems_tp *tp)
 {
 	bool any = false;
-	int i, done;
+	int done;
 	MPI_Status st;
 
-	for (i = 0; i < NRECV; i++) {
+	for (;;) {
+		int i = tp->rhead;
+		const struct tp_hdr *h = (const struct tp_hdr *)tp->rbuf[i];
+
 		MPI_Test(&tp->rreq[i], &done, &st);
 		if (!done)
-			continue;
+			return any;
 		any = true;
-		{
-			const struct tp_hdr *h = (const struct tp_hdr *)tp->rbuf[i];
-
-			if (h->kind == K_END)
-				tp->ends++;
-			else
-				on_chunk(tp, h, tp->rbuf[i] + sizeof(*h), st.MPI_SOURCE);
-		}
-		post_recv(tp, i);
+		if (h->kind == K_END)
+			tp->ends++;
+		else
+			on_chunk(tp, h, tp->rbuf[i] + sizeof(*h), st.MPI_SOURCE);
+		post_recv(tp, i);	/* now the newest */
+		tp->rhead = (i + 1) % NRECV;
 	}
-	return any;
 }
 
 static bool poll_send(struct pems_tp *tp)
