@@ -14,13 +14,14 @@
  *      [sp_off, mu); nothing else of mu is ever written or read;
  *  (3) pages of a VP not resident are released (MADV_DONTNEED): RSS is
  *      bounded by the contexts held, never by v*mu;
- *  (4) every byte of context held is counted in rt->resident, which
- *      never exceeds rt->d.ctx_budget: a computing VP holds mu, every
- *      other resident VP what it really uses.  A worker holds at most
- *      three (prefetched, computing, being written back); prefetching is
- *      skipped when there is no room, a VP about to compute waits for
- *      room (k * mu always fits: config.c); finished VPs stay resident
- *      between supersteps only within rt->cache_limit.
+ *  (4) the context budget is two pools.  Each worker owns one run slot
+ *      of mu bytes (k * mu always fits: config.c) for the VP it computes,
+ *      so computing never waits for another worker.  Every other resident
+ *      context -- prefetched, cached between supersteps, being written
+ *      back -- holds what it really uses in rt->resident, which never
+ *      exceeds rt->rest_budget = ctx_budget - k * mu; without room there
+ *      a prefetch is skipped and a write-back is waited for in the run
+ *      slot.  Finished VPs stay cached only within rt->cache_limit.
  *
  * States (vp->where):   DISK --swap_in--> LOADING --read done--> RESIDENT
  *                       RESIDENT --swap_out--> WRITING --write done--> DISK
@@ -62,10 +63,10 @@ static void account(struct pems_rt *rt, ssize_t delta)
 		rt->peak_resident = now;	/* racy max: statistics only */
 }
 
-/* Make @vp hold @want bytes of the budget (invariant 4).  Without @wait,
- * fails when there is no room; with it, reaps our own I/O (write-backs
- * free memory) or waits for other workers'. */
-bool pems_ctx_reserve(struct pems_worker *w, struct pems_vp *vp, size_t want, bool wait)
+/* Make @vp hold @want bytes of the rest pool (invariant 4); false, with
+ * nothing changed, when there is no room.  Never waits: waiting on
+ * memory other workers hold is how budgets deadlock. */
+bool pems_ctx_reserve(struct pems_worker *w, struct pems_vp *vp, size_t want)
 {
 	struct pems_rt *rt = w->rt;
 	size_t delta, cur;
@@ -78,17 +79,10 @@ bool pems_ctx_reserve(struct pems_worker *w, struct pems_vp *vp, size_t want, bo
 	delta = want - vp->reserved;
 	for (;;) {
 		cur = atomic_load(&rt->resident);
-		if (cur + delta <= rt->d.ctx_budget) {
-			if (atomic_compare_exchange_weak(&rt->resident, &cur, cur + delta))
-				break;
-			continue;
-		}
-		if (!wait)
+		if (cur + delta > rt->rest_budget)
 			return false;
-		if (pems_io_inflight(w->io))
-			pems_worker_reap(w, 1);
-		else
-			usleep(100);
+		if (atomic_compare_exchange_weak(&rt->resident, &cur, cur + delta))
+			break;
 	}
 	if (cur + delta > rt->peak_resident)
 		rt->peak_resident = cur + delta;
@@ -277,10 +271,10 @@ int pems_ctx_swap_out(struct pems_worker *w, struct pems_vp *vp)
 	return 0;
 }
 
-/* Start bringing @vp in, reserving its size (invariant 4).  A resident or
- * cached VP costs nothing.  Returns false, doing nothing, when !@wait and
- * the budget has no room: the caller retries with @wait later. */
-bool pems_ctx_swap_in(struct pems_worker *w, struct pems_vp *vp, bool wait)
+/* Start bringing @vp in: with @run into the worker's run slot, else (a
+ * prefetch) into the rest pool, which may have no room: then returns
+ * false, doing nothing, and the caller brings it in later with @run. */
+bool pems_ctx_swap_in(struct pems_worker *w, struct pems_vp *vp, bool run)
 {
 	struct pems_rt *rt = w->rt;
 
@@ -294,7 +288,7 @@ bool pems_ctx_swap_in(struct pems_worker *w, struct pems_vp *vp, bool wait)
 	}
 	if (vp->where != VP_DISK)
 		return true;
-	if (!pems_ctx_reserve(w, vp, vp->disk_heap + (rt->mu - vp->disk_sp), wait))
+	if (!run && !pems_ctx_reserve(w, vp, vp->disk_heap + (rt->mu - vp->disk_sp)))
 		return false;
 	vp->where = VP_LOADING;
 	submit(w, vp, 0, PEMS_IO_READ, 0, vp->disk_heap);

@@ -226,6 +226,7 @@ struct pems_rt {
 	size_t peak_resident;
 	size_t cache_limit;		/* finished VPs may stay resident below this */
 	atomic_size_t cached;		/* bytes of such cached VPs */
+	size_t rest_budget;		/* context.c (4): budget minus k run slots */
 	/* messages: incoming streams of the previous superstep, by origin
 	 * (rank * k + worker) and local destination; in_next is being
 	 * filled by the transport for the next superstep */
@@ -285,8 +286,8 @@ _Noreturn void pems_vp_end(void);
 int pems_ctx_setup(struct pems_rt *rt);
 void pems_ctx_teardown(struct pems_rt *rt);
 int pems_ctx_swap_out(struct pems_worker *w, struct pems_vp *vp);
-bool pems_ctx_swap_in(struct pems_worker *w, struct pems_vp *vp, bool wait);
-bool pems_ctx_reserve(struct pems_worker *w, struct pems_vp *vp, size_t want, bool wait);
+bool pems_ctx_swap_in(struct pems_worker *w, struct pems_vp *vp, bool run);
+bool pems_ctx_reserve(struct pems_worker *w, struct pems_vp *vp, size_t want);
 size_t pems_ctx_size(const struct pems_rt *rt, const struct pems_vp *vp);
 void pems_ctx_trim(struct pems_rt *rt, struct pems_vp *vp);
 void pems_worker_reap(struct pems_worker *w, unsigned min);

@@ -307,7 +307,13 @@ static void finish(struct pems_worker *w, struct pems_vp *vp)
 	vp->sp_off = saved_sp(rt, vp);
 	used = pems_ctx_size(rt, vp);
 	pems_ctx_trim(rt, vp);		/* only the extents stay resident */
-	pems_ctx_reserve(w, vp, used, false);
+	if (!pems_ctx_reserve(w, vp, used)) {
+		/* no room outside the run slot: write it back from there */
+		pems_ctx_swap_out(w, vp);
+		while (vp->where == VP_WRITING)
+			pems_worker_reap(w, 1);
+		return;
+	}
 	if (vp->state != VP_ENDED || (vp->lid == 0 && rt->post_bsp)) {
 		size_t c = atomic_fetch_add(&rt->cached, used);
 
@@ -341,7 +347,7 @@ static void worker_superstep(struct pems_worker *w)
 		if (!cur_in)
 			pems_ctx_swap_in(w, cur, true);
 		pems_ctx_wait(w, cur);
-		pems_ctx_reserve(w, cur, rt->mu, true);	/* it may grow to mu */
+		pems_ctx_reserve(w, cur, 0);	/* into our run slot (may grow to mu) */
 		pems_gets_deliver(rt, cur);
 		w->cur = cur;		/* deliveries allocate in cur's heap */
 		pems_msg_deliver(w, cur, slot);
@@ -495,7 +501,7 @@ static void stats_collect(struct pems_rt *rt, struct pems_stats *st)
 	}
 	st->supersteps = rt->supersteps;
 	st->total_secs = pems_now() - rt->t0;
-	st->peak_resident = rt->peak_resident;
+	st->peak_resident = rt->peak_resident + (size_t)rt->k * rt->mu;	/* + run slots */
 }
 
 /* After the run, the statistics of all ranks: bytes summed, times max. */
@@ -655,9 +661,10 @@ static int rt_init(struct pems_rt *rt, unsigned maxprocs)
 	rt->vlocal = (unsigned)((uint64_t)rt->v * (rt->rank + 1) / rt->nranks) - rt->first;
 	rt->mu = rt->cfg.mu;
 	rt->stack = rt->cfg.stack;
-	/* half the room left by the computing VPs caches finished ones, the
-	 * other half is for prefetching and write-back */
-	rt->cache_limit = (rt->d.ctx_budget - (size_t)rt->k * rt->mu) / 2;
+	/* half the room left by the run slots caches finished VPs, the other
+	 * half is for prefetching and write-back */
+	rt->rest_budget = rt->d.ctx_budget - (size_t)rt->k * rt->mu;
+	rt->cache_limit = rt->rest_budget / 2;
 	pthread_mutex_init(&rt->lock, NULL);
 	pthread_cond_init(&rt->go, NULL);
 	pthread_cond_init(&rt->done, NULL);
