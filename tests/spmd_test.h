@@ -182,9 +182,34 @@ static inline void child_append(char *buf, size_t *len, int fd, bool *open_)
 	buf[*len] = '\0';
 }
 
+/* Drop the lines a sanitizer prints about makecontext/swapcontext (ASan
+ * builds: "==123==WARNING: ASan doesn't fully support ...", "False
+ * positive error reports may follow", "For details see ...") from @s. */
+static inline void strip_sanitizer_noise(char *s)
+{
+	char *r = s, *w = s;
+
+	while (*r) {
+		char *nl = strchr(r, '\n');
+		size_t len = nl ? (size_t)(nl - r) + 1 : strlen(r);
+		bool noise = (r[0] == '=' && r[1] == '=' && strstr(r, "==WARNING: ASan") &&
+			      strstr(r, "==WARNING: ASan") < r + len) ||
+			     !strncmp(r, "False positive error reports may follow", 39) ||
+			     !strncmp(r, "For details see https://github.com/google/sanitizers/issues/189", 62);
+
+		if (!noise) {
+			memmove(w, r, len);
+			w += len;
+		}
+		r += len;
+	}
+	*w = '\0';
+}
+
 /* Run @fn(@arg) in a forked child whose stdout and stderr go to pipes;
  * the child exits 0 when @fn returns.  After @timeout_s seconds the
- * child is killed (SIGKILL, by its pid) and r->timed_out is set.  The
+ * child is killed (SIGKILL, by its pid) and r->timed_out is set.
+ * Sanitizer warnings about stack switching are removed from r->err.  The
  * caller must be single-threaded (no runtime running). */
 static inline void run_child(void (*fn)(void *), void *arg, unsigned timeout_s,
 			     struct child_result *r)
@@ -256,6 +281,7 @@ static inline void run_child(void (*fn)(void *), void *arg, unsigned timeout_s,
 		}
 		usleep(1000);
 	}
+	strip_sanitizer_noise(r->err);
 	r->exited = WIFEXITED(st);
 	r->status = r->exited ? WEXITSTATUS(st) : -1;
 	r->signaled = WIFSIGNALED(st);
