@@ -19,6 +19,13 @@ size_t pems_format_size(enum pems_format fmt);
 /* Parse "u64", "rec100", "ascii100"; returns 0 or -EINVAL. */
 int pems_format_parse(const char *name, enum pems_format *out);
 
+/* Fill cfg->procs (unless set), cfg->msg_mem (unless set) and the
+ * defaults of cfg->mem and cfg->threads for a job over @bytes whose VPs
+ * need mu_for(bytes, v) bytes each (plan.c).  Returns 0, or -EINVAL
+ * with "pems: error: <who>: ..." printed when --mem cannot hold it. */
+int pems_plan(struct pems_config *cfg, uint64_t bytes, const char *who,
+	      uint64_t (*mu_for)(uint64_t bytes, unsigned v));
+
 struct pems_sort_job {
 	const char *in;		/* input file, records of fmt */
 	const char *out;	/* final output path (written as out.tmp.<pid>, then renamed) */

@@ -736,59 +736,18 @@ static uint64_t mu_for(uint64_t bytes, unsigned v)
 	return need + tables + (3u << 20) + (16384u * (ss + 17));
 }
 
-static uint64_t need_for(uint64_t bytes, unsigned v, unsigned k, uint64_t c)
-{
-	return k * mu_for(bytes, v) + (2ull * k * v + 8ull * k) * c;
-}
-
 static int plan(struct pems_config *cfg, uint64_t bytes)
 {
-	long cores = sysconf(_SC_NPROCESSORS_ONLN);
-	uint64_t c, budget, msg = 0, best_need = UINT64_MAX, rb;
-	unsigned v, k, best_v = 0;
+	unsigned k, best_v, user_v = cfg->procs;
+	int rc = pems_plan(cfg, bytes, "aggregate", mu_for);
+	uint64_t rb;
 
-	if (!cfg->mem) {
-		long pages = sysconf(_SC_PHYS_PAGES);
-
-		cfg->mem = (size_t)pages * 4096 / 4;
-	}
-	if (!cfg->threads)
-		cfg->threads = cores > 0 ? (unsigned)cores : 1;
+	if (rc)
+		return rc;
 	k = cfg->threads;
-	if (cfg->mem < (48u << 20)) {
-		fprintf(stderr, "pems: error: aggregate: --mem %zu MiB is too small; give at least 48M\n",
-			cfg->mem >> 20);
-		return -EINVAL;
-	}
-	for (c = 1u << 20; c >= 16u << 10; c /= 2) {
-		if (cfg->procs) {
-			best_v = cfg->procs;
-			best_need = need_for(bytes, best_v, k, c);
-		} else {
-			best_need = UINT64_MAX;
-			for (v = k; v < 100000; v++) {
-				uint64_t nd = need_for(bytes, v, k, c);
-
-				if (nd < best_need) {
-					best_need = nd;
-					best_v = v;
-				} else if (nd > best_need * 2) {
-					break;
-				}
-			}
-		}
-		msg = (2ull * k * best_v + 8ull * k) * c;
-		budget = pems_overhead(k, best_v, cfg->mem, msg);
-		if (best_need - msg + budget + cfg->mem / 16 <= cfg->mem)
-			break;
-	}
-	if (c < 16u << 10) {
-		fprintf(stderr, "pems: error: aggregate: --mem %zu MiB is too small for %llu MiB of input with %u threads; raise --mem (or lower --threads)\n",
-			cfg->mem >> 20, (unsigned long long)(bytes >> 20), k);
-		return -EINVAL;
-	}
+	best_v = cfg->procs;
 	rb = S.job->in_fmt == PEMS_AGG_IN_CSV ? bytes * rows_per_byte_x1024 / 1024 : bytes;
-	if (!cfg->procs && rb / 16 < best_v)
+	if (!user_v && rb / 16 < best_v)
 		best_v = rb / 16 > k ? (unsigned)(rb / 16) : k;
 	if (best_v < 1)
 		best_v = 1;
@@ -796,8 +755,6 @@ static int plan(struct pems_config *cfg, uint64_t bytes)
 	if (!cfg->mu)
 		cfg->mu = mu_for(bytes, best_v);
 	cfg->mu = (cfg->mu + (1u << 20) - 1) & ~(size_t)((1u << 20) - 1);
-	if (!cfg->msg_mem)
-		cfg->msg_mem = msg;
 	S.table_bytes = rb / best_v / 4;
 	if (S.table_bytes < (64u << 10))
 		S.table_bytes = 64u << 10;

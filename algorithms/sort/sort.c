@@ -386,59 +386,15 @@ static uint64_t mu_for(uint64_t bytes, unsigned v)
 	return (bytes / v) * 26 / 10 + tables + (2u << 20);
 }
 
-static uint64_t need_for(uint64_t bytes, unsigned v, unsigned k, uint64_t c)
-{
-	return k * mu_for(bytes, v) + (2ull * k * v + 8ull * k) * c;
-}
-
 static int plan(struct pems_config *cfg, uint64_t bytes)
 {
-	long cores = sysconf(_SC_NPROCESSORS_ONLN);
-	uint64_t c, budget, msg = 0, best_need = UINT64_MAX;
-	unsigned v, k, best_v = 0;
+	unsigned k, best_v;
+	int rc = pems_plan(cfg, bytes, "sort", mu_for);
 
-	if (!cfg->mem) {
-		long pages = sysconf(_SC_PHYS_PAGES);
-
-		cfg->mem = (size_t)pages * 4096 / 4;
-	}
-	if (!cfg->threads)
-		cfg->threads = cores > 0 ? (unsigned)cores : 1;
+	if (rc)
+		return rc;
 	k = cfg->threads;
-	if (cfg->mem < (48u << 20)) {
-		fprintf(stderr, "pems: error: sort: --mem %zu MiB is too small; give at least 48M\n",
-			cfg->mem >> 20);
-		return -EINVAL;
-	}
-	for (c = 1u << 20; c >= 16u << 10; c /= 2) {
-		if (cfg->procs) {
-			best_v = cfg->procs;
-			best_need = need_for(bytes, best_v, k, c);
-		} else {
-			best_need = UINT64_MAX;
-			for (v = k; v < 100000; v++) {
-				uint64_t n = need_for(bytes, v, k, c);
-
-				if (n < best_need) {
-					best_need = n;
-					best_v = v;
-				} else if (n > best_need * 2) {
-					break;
-				}
-			}
-		}
-		/* what the runtime takes besides the contexts (messages
-		 * included), and a 1/16 margin for libc, stacks, rings */
-		msg = (2ull * k * best_v + 8ull * k) * c;
-		budget = pems_overhead(k, best_v, cfg->mem, msg);
-		if (best_need - msg + budget + cfg->mem / 16 <= cfg->mem)
-			break;
-	}
-	if (c < 16u << 10) {
-		fprintf(stderr, "pems: error: sort: --mem %zu MiB is too small for %llu MiB of input with %u threads; raise --mem (or lower --threads)\n",
-			cfg->mem >> 20, (unsigned long long)(bytes >> 20), k);
-		return -EINVAL;
-	}
+	best_v = cfg->procs;
 	if (bytes / S.rec < best_v)
 		best_v = bytes / S.rec > k ? (unsigned)(bytes / S.rec) : k;
 	if (!bytes || best_v < 1)
@@ -447,8 +403,6 @@ static int plan(struct pems_config *cfg, uint64_t bytes)
 	if (!cfg->mu)
 		cfg->mu = mu_for(bytes, best_v);
 	cfg->mu = (cfg->mu + (1u << 20) - 1) & ~(size_t)((1u << 20) - 1);
-	if (!cfg->msg_mem)
-		cfg->msg_mem = msg;
 	return 0;
 }
 

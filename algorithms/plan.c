@@ -1,0 +1,79 @@
+/*
+ * plan.c - choosing v, mu and the message memory of a job from --mem.
+ *
+ * Memory of a rank, for v VPs and message chunks of C bytes:
+ *   k * mu(v)          the VPs computing (mu falls as v grows)
+ *   (2kv + 8k) * C     message buffers (pems/msg.c invariant 5; grows with v)
+ *   overhead           what pems_overhead() says the runtime takes
+ * Take the v that minimises the sum, for the largest C <= 1 MiB that fits
+ * with a 1/16 margin -- message I/O runs at disk speed only with large
+ * requests.  Shared by every bundled algorithm.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include "pems_algorithms.h"
+
+static uint64_t msg_for(unsigned v, unsigned k, uint64_t c)
+{
+	return (2ull * k * v + 8ull * k) * c;
+}
+
+static unsigned best_v_for(uint64_t bytes, unsigned k, uint64_t c,
+			   uint64_t (*mu_for)(uint64_t, unsigned), uint64_t *need)
+{
+	unsigned v, best = k;
+
+	*need = UINT64_MAX;
+	for (v = k; v < 100000; v++) {
+		uint64_t n = k * mu_for(bytes, v) + msg_for(v, k, c);
+
+		if (n < *need) {
+			*need = n;
+			best = v;
+		} else if (n > *need * 2) {
+			break;
+		}
+	}
+	return best;
+}
+
+int pems_plan(struct pems_config *cfg, uint64_t bytes, const char *who,
+	      uint64_t (*mu_for)(uint64_t bytes, unsigned v))
+{
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	uint64_t c, need = 0, msg = 0;
+	unsigned v = 1, k;
+
+	if (!cfg->mem)
+		cfg->mem = (size_t)sysconf(_SC_PHYS_PAGES) * 4096 / 4;
+	if (!cfg->threads)
+		cfg->threads = cores > 0 ? (unsigned)cores : 1;
+	k = cfg->threads;
+	if (cfg->mem < (48u << 20)) {
+		fprintf(stderr, "pems: error: %s: --mem %zu MiB is too small; give at least 48M\n",
+			who, cfg->mem >> 20);
+		return -EINVAL;
+	}
+	for (c = 1u << 20; c >= 16u << 10; c /= 2) {
+		if (cfg->procs) {
+			v = cfg->procs;
+			need = k * mu_for(bytes, v) + msg_for(v, k, c);
+		} else {
+			v = best_v_for(bytes, k, c, mu_for, &need);
+		}
+		msg = msg_for(v, k, c);
+		if (need - msg + pems_overhead(k, v, cfg->mem, msg) + cfg->mem / 16 <= cfg->mem)
+			break;
+	}
+	if (c < 16u << 10) {
+		fprintf(stderr, "pems: error: %s: --mem %zu MiB is too small for %llu MiB of input with %u threads; raise --mem (or lower --threads)\n",
+			who, cfg->mem >> 20, (unsigned long long)(bytes >> 20), k);
+		return -EINVAL;
+	}
+	cfg->procs = v;
+	if (!cfg->msg_mem)
+		cfg->msg_mem = msg;
+	return 0;
+}
