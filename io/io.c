@@ -162,8 +162,11 @@ static bool piece_finishes(struct pems_io_req *req, ssize_t res)
 {
 	size_t asked = pems_io__piece_len(req);
 
-	if (res == -EINTR || res == -EAGAIN)
-		return false;		/* transient: issue the piece again */
+	/* transient: issue the piece again.  -ECANCELED: io_uring's worker
+	 * thread was interrupted (seen under a storm of signals); the engine
+	 * never cancels a request itself, so retrying is right. */
+	if (res == -EINTR || res == -EAGAIN || res == -ECANCELED)
+		return false;
 	if (res < 0) {
 		/*
 		 * A direct read that ended short left a misaligned rest,
