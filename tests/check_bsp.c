@@ -42,14 +42,13 @@ static const struct spmd_cfg cfgs[] = {
 	{ "v7-k1-sync", 7, 1, 1 * MiB, 64 * MiB, PEMS_IO_KIND_SYNC, false },
 	{ "v7-k2-aio", 7, 2, 1 * MiB, 64 * MiB, PEMS_IO_KIND_AIO, false },
 	/* mem 0: the least budget the runtime accepts, fixed + messages +
-	 * k*mu, so no finished VP can stay resident.  k = 1 gets 512 KiB
-	 * more (cache_limit 256 KiB), see least_budget_with_one_thread_... */
+	 * k*mu, so no finished VP can stay resident */
 	{ "v7-k2-uring-spill", 7, 2, 1 * MiB, 0, PEMS_IO_KIND_URING, true },
-	{ "v7-k2-sync-spill", 7, 2, 1 * MiB, 0, PEMS_IO_KIND_SYNC, true },
+	{ "v7-k1-sync-spill", 7, 1, 1 * MiB, 0, PEMS_IO_KIND_SYNC, true },
 	{ "v64-k2-uring", 64, 2, 1 * MiB, 128 * MiB, PEMS_IO_KIND_URING, false },
 	{ "v64-k1-aio", 64, 1, 1 * MiB, 128 * MiB, PEMS_IO_KIND_AIO, false },
 	{ "v64-k2-sync-spill", 64, 2, 1 * MiB, 0, PEMS_IO_KIND_SYNC, true },
-	{ "v64-k1-aio-spill", 64, 1, 1 * MiB, 512 * KiB, PEMS_IO_KIND_AIO, true },
+	{ "v64-k1-aio-spill", 64, 1, 1 * MiB, 0, PEMS_IO_KIND_AIO, true },
 	/* v*mu >= 8*M */
 	{ "v256-k2-uring-spill", 256, 2, 1 * MiB, 0, PEMS_IO_KIND_URING, true },
 	{ "v1000-k2-uring", 1000, 2, 512 * KiB, 256 * MiB, PEMS_IO_KIND_URING, false },
@@ -2148,20 +2147,10 @@ START_TEST(pems_procs_overrides_maxprocs)
 END_TEST
 
 /*
- * KNOWN_BUG: deadlock at the least budget the runtime accepts with one
- * worker.  pems_config_derive accepts M = fixed + messages + k*mu, i.e.
- * a context budget of exactly k*mu.  pems/sched.c worker_superstep
- * prefetches the next VP (pems_ctx_swap_in(w, nxt, false) reserves its
- * on-disk size) and then calls pems_ctx_reserve(w, cur, rt->mu, true)
- * (line ~344) for the VP about to run; with k = 1 the only other holder
- * of the budget is that prefetched VP of the same worker, no I/O is in
- * flight, and pems/context.c pems_ctx_reserve spins in usleep(100)
- * forever (line ~91).  (k = 2 hangs the same way once the two workers'
- * prefetched contexts exceed mu.)  Fix: prefetch only when the budget
- * still holds mu for every computing VP afterwards (count the computing
- * VPs' mu - reserved as taken), or let the waiting worker drop its own
- * prefetched VP (release its pages, back to VP_DISK) when no I/O of its
- * own is in flight.
+ * The least budget the runtime accepts, with one worker, completes.
+ * (Found by this test: the prefetched VP held the budget the running VP
+ * needed to grow to mu, and pems_ctx_reserve waited forever; fixed in
+ * d834836, run slots + rest pool.)
  */
 static void spmd_small_heap(void *arg)
 {
@@ -2184,8 +2173,7 @@ START_TEST(least_budget_with_one_thread_does_not_deadlock)
 
 	run_child(child_spmd, &s, 10, &cr);
 	ok = !cr.timed_out && cr.exited && cr.status == 0;
-	KNOWN_BUG(ok, "pems/sched.c worker_superstep: the prefetched VP holds the budget the running VP needs to grow to mu (k=1, least budget): hangs",
-		  "%s; stderr: %s", cr.timed_out ? "hung (killed after 10 s)" : "failed", cr.err);
+	ck_assert_msg(ok, "%s; stderr: %s", cr.timed_out ? "hung (killed after 10 s)" : "failed", cr.err);
 }
 END_TEST
 
