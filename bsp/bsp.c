@@ -24,7 +24,7 @@ static struct pems_vp *self_or_abort(const char *fn)
 {
 	struct pems_vp *vp = pems_self();
 
-	if (!vp)
+	if (!vp || vp->past_end)
 		bsp_abort("%s: called outside the SPMD section (before bsp_begin or after bsp_end)", fn);
 	return vp;
 }
@@ -426,16 +426,17 @@ PEMS_API bsp_size_t bsp_hpmove(void **tag_ptr, void **payload_ptr)
 PEMS_API void *pems_malloc(size_t n)
 {
 	struct pems_vp *vp = pems_self();
+	char a[32], b[32], c[32];
 	void *p;
 
 	if (!vp)
 		return malloc(n);
 	p = pems_heap_alloc(&vp->heap, n);
 	if (!p)
-		pems_fatal("VP %u needs %zu MiB more in superstep %llu but mu is %zu MiB (%zu MiB in use); raise mu (PEMS_MU / --mem) or --procs",
-			   vp->pid, (n + (1 << 20) - 1) >> 20,
-			   (unsigned long long)pems_rt->superstep, pems_rt->mu >> 20,
-			   vp->heap.brk >> 20);
+		pems_fatal("VP %u needs %s more in superstep %llu but mu is %s (%s in use); raise mu (PEMS_MU / --mem) or --procs",
+			   vp->pid, pems_size_str(a, n),
+			   (unsigned long long)pems_rt->superstep, pems_size_str(b, pems_rt->mu),
+			   pems_size_str(c, vp->heap.brk > 64 ? vp->heap.brk : 0));
 	pems_heap_hint(p, n);
 	return p;
 }

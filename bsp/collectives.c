@@ -129,15 +129,15 @@ PEMS_API void pems_alltoallv(const void *sendbuf, const size_t *sendcounts,
 {
 	struct pems_vp *vp = self_or_abort("pems_alltoallv");
 
-	(void)recvcounts;
-	if (!sendcounts || !sdispls || !rdispls)
-		bsp_abort("pems_alltoallv: sendcounts, sdispls and rdispls must not be NULL");
+	if (!sendcounts || !sdispls || !rdispls || !recvcounts)
+		bsp_abort("pems_alltoallv: sendcounts, sdispls, recvcounts and rdispls must not be NULL");
 	if (vp->xchg.kind)
 		bsp_abort("pems_alltoallv: called twice in one superstep");
 	send_parts(vp, sendbuf, sendcounts, sdispls);
 	vp->xchg.kind = COLL_ALLTOALLV;
 	vp->xchg.abuf = recvbuf;
 	vp->xchg.rdispls = rdispls;
+	vp->xchg.acounts = recvcounts;
 }
 
 PEMS_API void pems_exchange(const void *sendbuf, const size_t *sendcounts, void **recvbuf,

@@ -239,3 +239,14 @@ PEMS_API size_t pems_overhead(unsigned threads, unsigned procs, size_t mem, size
 	derive_overhead(&cfg, &d);
 	return d.fixed + d.msg_budget;
 }
+
+/* "3 MiB" / "512 KiB" for messages: whole MiB from 1 MiB up, else KiB
+ * (rounded up, so a need is never printed as 0). */
+const char *pems_size_str(char buf[32], size_t bytes)
+{
+	if (bytes >= (1u << 20) || bytes == 0)
+		snprintf(buf, 32, "%zu MiB", (bytes + (1u << 20) - 1) >> 20);
+	else
+		snprintf(buf, 32, "%zu KiB", (bytes + 1023) >> 10);
+	return buf;
+}

@@ -352,10 +352,17 @@ bool pems_ctx_read_bytes(struct pems_rt *rt, struct pems_vp *vp, const char *add
 			done += hole_end - o;
 			continue;
 		}
-		if (pread(ctx_fd(rt, vp), bounce, PEMS_IO_REQ_SIZE,
-			  (off_t)(ctx_file_off(rt, vp) + blk)) < (ssize_t)(o - blk + take)) {
-			free(bounce);
-			return false;
+		/* only the pages that hold the bytes (a get of 8 bytes reads
+		 * one page, not a request's worth) */
+		{
+			size_t span = page_up(o - blk + take);
+
+			if (pread(ctx_fd(rt, vp), bounce, span,
+				  (off_t)(ctx_file_off(rt, vp) + blk)) < (ssize_t)(o - blk + take)) {
+				free(bounce);
+				return false;
+			}
+			rt->gets_read += span;
 		}
 		memcpy((char *)dst + done, bounce + (o - blk), take);
 		done += take;

@@ -552,6 +552,10 @@ static void deliver_xchg(struct pems_worker *w, struct reader *r, struct pems_vp
 	char *dst;
 
 	if (cw->kind == COLL_ALLTOALLV) {
+		if (r->hdr.len > cw->acounts[r->hdr.src])
+			pems_fatal("pems_alltoallv: VP %u sent %llu bytes to VP %u, which expects %zu (recvcounts[%u])",
+				   r->hdr.src, (unsigned long long)r->hdr.len, vp->pid,
+				   cw->acounts[r->hdr.src], r->hdr.src);
 		dst = cw->abuf + cw->rdispls[r->hdr.src];
 	} else if (cw->kind == COLL_EXCHANGE) {
 		dst = (char *)*cw->recvbuf + *cursor;
@@ -559,7 +563,7 @@ static void deliver_xchg(struct pems_worker *w, struct reader *r, struct pems_vp
 		if (cw->recvcounts)
 			cw->recvcounts[r->hdr.src] += r->hdr.len;
 	} else {
-		pems_fatal("pems_alltoallv: VP %u sent data to VP %u, which did not call it",
+		pems_fatal("pems_alltoallv/pems_exchange: VP %u sent data to VP %u, which did not call it",
 			   r->hdr.src, vp->pid);
 	}
 	reader_copy(w, r, dst, r->hdr.len);

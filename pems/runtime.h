@@ -95,6 +95,7 @@ struct pems_coll_wait {
 	void **recvbuf;
 	size_t *recvbytes, *recvcounts;
 	const size_t *rdispls;
+	const size_t *acounts;	/* alltoallv: bytes expected from each source */
 	char *abuf;		/* alltoallv receive base */
 };
 
@@ -132,6 +133,7 @@ struct pems_vp {
 	/* synchronisation hygiene */
 	uint64_t sync_count;
 	bool keep;		/* wanted back while its write-back is in flight */
+	bool past_end;		/* VP 0 running on after bsp_end */
 	bool cached;		/* resident between supersteps (counted in rt->cached) */
 	size_t cached_bytes;
 	struct pems_ioop *ops;	/* two swap requests (heap, stack) */
@@ -256,6 +258,7 @@ struct pems_rt {
 	double t0;
 	uint64_t supersteps;
 	uint64_t h_max;
+	uint64_t gets_read;		/* context bytes read to serve bsp_get */
 	void (*progress)(uint64_t, void *);
 	void *progress_arg;
 	int exit_code;
@@ -271,6 +274,7 @@ struct pems_vp *pems_self(void);
 struct pems_worker *pems_self_worker(void);
 _Noreturn void pems_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 double pems_now(void);
+const char *pems_size_str(char buf[32], size_t bytes);
 
 /* runtime lifecycle (sched.c) */
 int pems_rt_run(void (*entry)(void *), void *arg, unsigned maxprocs);

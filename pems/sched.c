@@ -210,9 +210,11 @@ static int scratch_setup(struct pems_rt *rt)
 		char *d = expand_rank(rt->cfg.tmp[i], rt->rank);
 
 		rt->tmpdir[i] = d;
-		if (stat(d, &st) || !S_ISDIR(st.st_mode)) {
+		int sr = stat(d, &st);
+
+		if (sr || !S_ISDIR(st.st_mode)) {
 			fprintf(stderr, "pems: error: scratch dir %s: %s; create it or pass another --tmp\n",
-				d, errno ? strerror(errno) : "not a directory");
+				d, sr ? strerror(errno) : "not a directory");
 			return -PEMS_E_SCRATCH;
 		}
 		if (access(d, W_OK)) {
@@ -363,6 +365,58 @@ static void worker_superstep(struct pems_worker *w)
 	pems_msg_flush(w);
 }
 
+/*
+ * A VP that overflows its stack hits the guard page below it (context.c).
+ * The fault is taken on an alternate stack (the VP's own is exhausted)
+ * and reported like any other misuse instead of a bare SIGSEGV.
+ */
+static void on_segv(int sig, siginfo_t *si, void *uc);
+
+static void segv_install(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_segv;
+	sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+	sigaction(SIGSEGV, &sa, NULL);
+}
+
+static void on_segv(int sig, siginfo_t *si, void *uc)
+{
+	struct pems_rt *rt = pems_rt;
+	char *a = si->si_addr, msg[200];
+	int n;
+
+	(void)uc;
+	if (rt && rt->region && a >= rt->region && a < rt->region + (size_t)rt->vlocal * rt->mu) {
+		size_t lid = (size_t)(a - rt->region) / rt->mu, off = (size_t)(a - rt->region) % rt->mu;
+		size_t guard = rt->mu - rt->stack - PEMS_PAGE;
+
+		if (off >= guard && off < guard + PEMS_PAGE) {
+			n = snprintf(msg, sizeof(msg), "pems: error: VP %u overflowed its stack of %zu KiB in superstep %llu; raise PEMS_STACK\n",
+				     rt->first + (unsigned)lid, rt->stack >> 10,
+				     (unsigned long long)rt->superstep);
+			if (write(2, msg, (size_t)n) < 0)
+				n = 0;
+			pems_tp_abort(1);
+			_exit(1);
+		}
+	}
+	signal(sig, SIG_DFL);	/* not ours: crash as usual */
+}
+
+static void segv_setup(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	stack_t ss = { .ss_size = 64 << 10 };
+
+	ss.ss_sp = malloc(ss.ss_size);
+	if (ss.ss_sp)
+		sigaltstack(&ss, NULL);		/* per thread; freed with the process */
+	pthread_once(&once, segv_install);
+}
+
 static void *worker_main(void *arg)
 {
 	struct pems_worker *w = arg;
@@ -370,6 +424,7 @@ static void *worker_main(void *arg)
 	uint64_t gen = 0;
 
 	tls_worker = w;
+	segv_setup();
 	for (;;) {
 		pthread_mutex_lock(&rt->lock);
 		while (rt->go_gen == gen && !rt->quit)
@@ -499,6 +554,7 @@ static void stats_collect(struct pems_rt *rt, struct pems_stats *st)
 		st->msg_read += rt->tpw->msg_read;
 		st->msg_written += rt->tpw->msg_written;
 	}
+	st->ctx_read += rt->gets_read;
 	st->supersteps = rt->supersteps;
 	st->total_secs = pems_now() - rt->t0;
 	st->peak_resident = rt->peak_resident + (size_t)rt->k * rt->mu;	/* + run slots */
@@ -734,6 +790,7 @@ static void run_post_bsp(struct pems_rt *rt)
 	mw.cur = vp;
 	vp->state = VP_RUNNING;
 	rt->post_bsp = false;
+	vp->past_end = true;	/* BSP calls now abort (bsp.c) */
 	FIBER_START(&mw.fake_stack, vp->base + rt->mu - rt->stack, rt->stack);
 	swapcontext(&mw.uc, &vp->uc);
 	FIBER_FINISH(mw.fake_stack, NULL, NULL);
