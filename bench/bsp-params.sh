@@ -28,7 +28,10 @@
 #   logs/bsp-params.log  the raw lines
 # and prints the one-line-per-run `bench=bsp-params p=.. v=.. kind=..
 # l=.. g=..` lines, then the medians.
-# NPS (default "1 2 4"), REPS (timed supersteps per size, default 15).
+# NPS (default "1 2 4"), REPS (timed supersteps per size, default 15),
+# MPIRUN_ARGS (extra mpirun options, e.g. "--hostfile hosts --map-by node"
+# for one rank per node on a cluster; BENCH_TMP then must exist on every
+# node).
 set -uo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
@@ -40,6 +43,7 @@ TMP=${BENCH_TMP:-/work/scratch/mpi/bsp-params}
 NPS=${NPS:-1 2 4}
 REPS=${REPS:-15}
 REPEAT=${REPEAT:-3}
+MPIRUN_ARGS=${MPIRUN_ARGS:-}
 BIN=$BUILD/bench/bsp_params
 MPIBIN=$BUILD/bench/mpi_alltoallv
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -70,7 +74,8 @@ run() {
 	shift
 	rm -rf "${TMP:?}"/r*
 	mkdir -p "$TMP"/r{0,1,2,3}
-	out=$(timeout 900 mpirun --oversubscribe --bind-to none -np "$np" "$@" --points 2>>"$LOG")
+	# shellcheck disable=SC2086
+	out=$(timeout 900 mpirun --oversubscribe --bind-to none $MPIRUN_ARGS -np "$np" "$@" --points 2>>"$LOG")
 	local rc=$?
 	printf '%s\n' "$out" >>"$LOG"
 	if ((rc != 0)); then
