@@ -93,7 +93,7 @@ deps:
 
 check: deps
 	$(MAKE) all-tests
-	@BUILD=$(BUILD) bash tests/run.sh
+	@BUILD=$(BUILD) PEMS_SAN="$(SAN)" bash tests/run.sh
 
 all-tests: all $(TESTS)
 

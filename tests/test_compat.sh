@@ -36,7 +36,8 @@ for src in examples/compat/*.c; do
 		bad "$name: includes more than <bsp.h> and the C library: $(grep '#include' "$src" | tr '\n' ' ')"
 		continue
 	fi
-	if ! $CC -Wall -Wextra -Werror -Iinclude "$src" "$BUILD/libpems.a" \
+	# PEMS_SAN: the sanitizer flags the library was built with (make asan/ubsan)
+	if ! $CC -Wall -Wextra -Werror ${PEMS_SAN:-} -Iinclude "$src" "$BUILD/libpems.a" \
 		-luring -laio -lzstd $MPI_LIBS -lpthread -lm -o "$BIN/$name" 2>"$TMP/$name.cc.log"; then
 		bad "$name: does not compile with cc -Iinclude $src libpems.a ...:"
 		sed 's/^/    /' "$TMP/$name.cc.log"
