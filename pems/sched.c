@@ -409,11 +409,15 @@ static void on_segv(int sig, siginfo_t *si, void *uc)
 static void segv_setup(void)
 {
 	static pthread_once_t once = PTHREAD_ONCE_INIT;
-	stack_t ss = { .ss_size = 64 << 10 };
+	stack_t ss = { .ss_size = 64 << 10 }, old;
 
-	ss.ss_sp = malloc(ss.ss_size);
-	if (ss.ss_sp)
-		sigaltstack(&ss, NULL);		/* per thread; freed with the process */
+	/* keep one the thread already has (ASan installs its own and frees
+	 * it at thread exit) */
+	if (!sigaltstack(NULL, &old) && (old.ss_flags & SS_DISABLE)) {
+		ss.ss_sp = malloc(ss.ss_size);
+		if (ss.ss_sp)
+			sigaltstack(&ss, NULL);	/* per thread; freed with the process */
+	}
 	pthread_once(&once, segv_install);
 }
 
