@@ -86,44 +86,15 @@ static inline const char *mt_tmp(void)
 	return dir;
 }
 
-/* PEMS_TEST_STRICT=1: run known runtime bugs as failures (or hangs). */
-static inline bool mt_strict(void)
-{
-	const char *s = getenv("PEMS_TEST_STRICT");
-
-	return s && *s && strcmp(s, "0");
-}
-
-/* A test of correct behaviour that a known runtime bug breaks: pass with
- * "XFAIL" on stdout (rank 0) unless PEMS_TEST_STRICT=1; say so when it is
- * fixed.  (check_bsp.c has the same convention.) */
-#define KNOWN_BUG(ok, bug, ...)						\
-	do {								\
-		if (ok) {						\
-			if (mt_w.rank == 0)				\
-				printf("XPASS %s: fixed? remove the KNOWN_BUG mark (%s)\n", \
-				       __func__, bug);			\
-		} else if (mt_strict()) {				\
-			ck_abort_msg(__VA_ARGS__);			\
-		} else if (mt_w.rank == 0) {				\
-			printf("XFAIL %s: known bug: %s\n", __func__, bug); \
-		}							\
-	} while (0)
-
 /* ---- configurations ---- */
 
 struct mt_cfg {
 	const char *name;
 	unsigned v, k;		/* VPs, worker threads per rank */
-	size_t mu, mem;		/* mem 0: a spilling budget, see mt_configure */
+	size_t mu, mem;		/* mem 0: the least budget the runtime accepts */
 	enum pems_io_kind io;
 	bool spill;		/* the budget forces contexts to disk */
 };
-
-/* Most bytes of context (heap high-water + live stack) a test VP uses;
- * programs stay below it. */
-#define MT_CTX_MAX (320 * KiB)
-
 
 /* Does the runtime accept @pc?  (pems_config_derive, message silenced) */
 static inline bool mt_budget_ok(const struct pems_config *pc)
@@ -176,19 +147,11 @@ static inline size_t mt_min_budget(const struct pems_config *pc)
 	return hi;
 }
 
-/*
- * Every knob explicit, so the caller's PEMS_* environment cannot change
- * the test.  Returns pems_configure's result; *mem_out gets M.
- *
- * mem 0 means a budget that spills: the least one the runtime accepts
- * (k computing contexts) plus 2*k*MT_CTX_MAX.  KNOWN_BUG: at exactly the
- * least budget the runtime deadlocks (pems/sched.c worker_superstep
- * prefetches the next VP, reserving its size, before the VP about to
- * compute reserves mu; with k = 1 nothing can then free room and
- * pems_ctx_reserve waits for ever).  The slack covers the prefetched
- * contexts (and the cache, which takes half of what is above k*mu);
- * PEMS_TEST_STRICT=1 drops it.
- */
+/* Every knob explicit, so the caller's PEMS_* environment cannot change
+ * the test.  mem 0 means the least budget the runtime accepts: k run
+ * slots of mu and nothing left to cache finished VPs, so every context
+ * goes to disk after every superstep.  Returns pems_configure's result;
+ * *mem_out gets M. */
 static inline int mt_configure(const struct mt_cfg *c, size_t *mem_out)
 {
 	struct pems_config pc;
@@ -207,11 +170,8 @@ static inline int mt_configure(const struct mt_cfg *c, size_t *mem_out)
 	pc.stats = false;
 	pc.stats_json = NULL;
 	pc.quiet = true;
-	if (!pc.mem) {
+	if (!pc.mem)
 		pc.mem = mt_min_budget(&pc);
-		if (!mt_strict())
-			pc.mem += 2 * (size_t)c->k * MT_CTX_MAX;
-	}
 	if (mem_out)
 		*mem_out = pc.mem;
 	return pems_configure(&pc);
@@ -316,9 +276,9 @@ static inline bool all_bytes(const void *p, int c, size_t n)
 
 /* ---- one run: what the VPs of this rank report ---- */
 
-/* Bytes every VP keeps allocated in its context for the whole program,
- * so that the cache for finished VPs (pems keeps some resident between
- * supersteps) holds only a few of them: the rest go to disk. */
+/* Bytes every VP keeps, with a known pattern, in its context for the
+ * whole program; mt_finish checks them (they went to disk and back with
+ * the context in every superstep of a spilling configuration). */
 #define MT_BALLAST (64 * KiB)
 
 struct mt_run {
