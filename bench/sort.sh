@@ -324,9 +324,9 @@ END {
 		"pems", "p-rec", "gnu", "stxxl", "s-rec", "ceil",
 		"stxxl/p", "ceil/p", "gnu/p", "gnu/p-r", "s-rec/p-r", "ceil/p-r"
 	n = 0
-	for (b in sz) keys[++n] = b + 0
+	for (b in sz) keys[++n] = b	# kept as strings: b + 0 prints 4.29497e+09 and misses t[]
 	for (i = 2; i <= n; i++)
-		for (j = i; j > 1 && keys[j - 1] > keys[j]; j--) { x = keys[j]; keys[j] = keys[j - 1]; keys[j - 1] = x }
+		for (j = i; j > 1 && keys[j - 1] + 0 > keys[j] + 0; j--) { x = keys[j]; keys[j] = keys[j - 1]; keys[j - 1] = x }
 	for (i = 1; i <= n; i++) {
 		b = keys[i]
 		p = t[b ",pems"]; pr = t[b ",pems-rec100"]; g = t[b ",gnu-sort"]
