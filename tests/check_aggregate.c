@@ -8,6 +8,7 @@
  * Runs the binary named by $PEMS_RUN (default ./build/pems-run) in
  * $PEMS_TEST_TMP (else a new /tmp/check_aggregate.XXXXXX).
  */
+#include "sanitizer_noise.h"
 #include <check.h>
 #include <fcntl.h>
 #include <stdbool.h>
@@ -86,6 +87,7 @@ static void run_argv(struct result *r, const char *const *args)
 	r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 	e = slurp(err, &len);
 	snprintf(r->err, sizeof(r->err), "%s", e ? e : "");
+	strip_sanitizer_noise(r->err);
 	free(e);
 }
 

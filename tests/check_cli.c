@@ -6,6 +6,7 @@
  * Runs the binary named by $PEMS_RUN (default ./build/pems-run) in a
  * scratch directory ($PEMS_TEST_TMP, else a new /tmp/check_cli.XXXXXX).
  */
+#include "sanitizer_noise.h"
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -79,6 +80,7 @@ static void run_argv(struct result *r, const char *const *args)
 	r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 	slurp(out, r->out, sizeof(r->out));
 	slurp(err, r->err, sizeof(r->err));
+	strip_sanitizer_noise(r->err);
 }
 
 #define RUN(r, ...) run_argv((r), (const char *const[]){ __VA_ARGS__, NULL })

@@ -8,6 +8,7 @@
  * Runs $PEMS_RUN (default ./build/pems-run) in $PEMS_TEST_TMP (else a new
  * /tmp/check_sgd.XXXXXX).
  */
+#include "sanitizer_noise.h"
 #include <check.h>
 #include <fcntl.h>
 #include <math.h>
@@ -77,6 +78,7 @@ static void run_argv(struct result *r, const char *const *args)
 	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
 	r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 	slurp(err, r->err, sizeof(r->err));
+	strip_sanitizer_noise(r->err);
 }
 
 #define RUN(r, ...) run_argv((r), (const char *const[]){ __VA_ARGS__, NULL })

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "pems.h"
+#include "sanitizer_noise.h"
 #include "runtime.h"	/* pems_config_derive: the budget the runtime needs */
 
 #define KiB ((size_t)1 << 10)
@@ -180,30 +181,6 @@ static inline void child_append(char *buf, size_t *len, int fd, bool *open_)
 	memcpy(buf + *len, tmp, (size_t)n);
 	*len += (size_t)n;
 	buf[*len] = '\0';
-}
-
-/* Drop the lines a sanitizer prints about makecontext/swapcontext (ASan
- * builds: "==123==WARNING: ASan doesn't fully support ...", "False
- * positive error reports may follow", "For details see ...") from @s. */
-static inline void strip_sanitizer_noise(char *s)
-{
-	char *r = s, *w = s;
-
-	while (*r) {
-		char *nl = strchr(r, '\n');
-		size_t len = nl ? (size_t)(nl - r) + 1 : strlen(r);
-		bool noise = (r[0] == '=' && r[1] == '=' && strstr(r, "==WARNING: ASan") &&
-			      strstr(r, "==WARNING: ASan") < r + len) ||
-			     !strncmp(r, "False positive error reports may follow", 39) ||
-			     !strncmp(r, "For details see https://github.com/google/sanitizers/issues/189", 62);
-
-		if (!noise) {
-			memmove(w, r, len);
-			w += len;
-		}
-		r += len;
-	}
-	*w = '\0';
 }
 
 /* Run @fn(@arg) in a forked child whose stdout and stderr go to pipes;
