@@ -336,6 +336,7 @@ int pems_tp_world(unsigned *rank, unsigned *size);
 void pems_tp_abort(int status);
 unsigned pems_owner(const struct pems_rt *rt, unsigned pid);
 int pems_tp_start(struct pems_rt *rt);
+int pems_tp_check_uniform(struct pems_rt *rt, unsigned v, unsigned k, size_t chunk);
 void pems_tp_stop(struct pems_rt *rt);
 void pems_tp_send_chunk(struct pems_worker *w, unsigned dst, const char *data, size_t len);
 void pems_tp_end_superstep(struct pems_rt *rt);

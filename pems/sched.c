@@ -711,6 +711,9 @@ static int rt_init(struct pems_rt *rt, unsigned maxprocs)
 		return rc;
 	rt->v = rt->cfg.procs;
 	rt->k = rt->cfg.threads > 64 ? 64 : rt->cfg.threads;
+	rc = pems_tp_check_uniform(rt, rt->v, rt->k, rt->d.chunk);
+	if (rc)
+		return rc;
 	if (rt->v < rt->nranks) {
 		fprintf(stderr, "pems: error: %u VPs cannot be spread over %u ranks; raise --procs to at least %u\n",
 			rt->v, rt->nranks, rt->nranks);

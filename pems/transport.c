@@ -495,3 +495,33 @@ PEMS_API void pems_rank_barrier(void)
 	if (mpi_on)
 		MPI_Barrier(MPI_COMM_WORLD);
 }
+
+/* Every rank must agree on what shapes the streams: v, k and the chunk
+ * size (set by --threads and --mem, whose defaults differ per node). */
+int pems_tp_check_uniform(struct pems_rt *rt, unsigned v, unsigned k, size_t chunk)
+{
+	uint64_t me[3] = { v, k, chunk }, *all;
+	unsigned r;
+	int rc = 0;
+
+	if (rt->nranks == 1)
+		return 0;
+	all = calloc(3 * rt->nranks, sizeof(uint64_t));
+	if (!all)
+		return -ENOMEM;
+	MPI_Allgather(me, 3, MPI_UINT64_T, all, 3, MPI_UINT64_T, MPI_COMM_WORLD);
+	for (r = 0; r < rt->nranks && !rc; r++) {
+		const char *what = all[3 * r] != v ? "--procs" :
+				   all[3 * r + 1] != k ? "--threads" :
+				   all[3 * r + 2] != chunk ? "--mem (message chunk size)" : NULL;
+
+		if (what) {
+			if (rt->rank == 0)
+				fprintf(stderr, "pems: error: ranks 0 and %u were given different %s; give every rank the same --procs, --threads and --mem\n",
+					r, what);
+			rc = -PEMS_E_CONFIG;
+		}
+	}
+	free(all);
+	return rc;
+}
