@@ -74,17 +74,17 @@ static size_t env_size(const char *name, size_t def)
 	return v;
 }
 
-/* PEMS_TMP holds colon-separated dirs; the strings live for the process. */
+/* PEMS_TMP holds colon-separated dirs; the strings live (in one static
+ * buffer) for the process. */
 static void env_tmp(struct pems_config *cfg)
 {
+	static char dup[8192];
 	const char *s = getenv("PEMS_TMP");
-	char *dup, *tok, *save;
+	char *tok, *save;
 
 	if (!s || !*s)
 		return;
-	dup = strdup(s);
-	if (!dup)
-		return;
+	snprintf(dup, sizeof(dup), "%s", s);
 	cfg->ntmp = 0;
 	for (tok = strtok_r(dup, ":", &save); tok && cfg->ntmp < PEMS_MAX_TMP;
 	     tok = strtok_r(NULL, ":", &save))

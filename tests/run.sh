@@ -156,6 +156,11 @@ for sh in tests/test_*.sh; do
 	name=$(basename "$sh" .sh)
 	want "$name" "$@" || continue
 	found=$((found + 1))
+	# shell tests may start MPI jobs (test_mpi_*.sh): the same leak
+	# attribution settings as the MPI programs above
+	OMPI_MCA_mca_base_component_disable_dlclose=1 \
+	PMIX_MCA_mca_base_component_disable_dlclose=1 \
+	ASAN_OPTIONS=$ASAN_OPTIONS:fast_unwind_on_malloc=0 \
 	run_one "$name" bash "$sh"
 done
 
