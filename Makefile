@@ -111,18 +111,31 @@ bench: deps
 	@BUILD=$(BUILD) bash bench/run.sh
 
 install: all
-	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/bin
+	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include \
+		$(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man3
 	install -m 644 $(BUILD)/libpems.a $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(BUILD)/libpems.so $(DESTDIR)$(PREFIX)/lib/libpems.so.$(VERSION)
 	ln -sf libpems.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libpems.so.$(SOMAJOR)
 	ln -sf libpems.so.$(SOMAJOR) $(DESTDIR)$(PREFIX)/lib/libpems.so
 	install -m 644 include/bsp.h include/pems.h $(DESTDIR)$(PREFIX)/include/
 	install -m 755 $(BUILD)/pems-run $(DESTDIR)$(PREFIX)/bin/
+	install -m 644 man/pems-run.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 644 man/pems.3 $(DESTDIR)$(PREFIX)/share/man/man3/
+	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$${prefix}/lib' 'includedir=$${prefix}/include' '' \
+		'Name: pems' 'Description: bulk-synchronous external-memory computing (BSPlib + extensions)' \
+		'Version: $(VERSION)' 'Cflags: -I$${includedir}' 'Libs: -L$${libdir} -lpems' \
+		'Libs.private: $(LDLIBS)' > $(DESTDIR)$(PREFIX)/lib/pkgconfig/pems.pc
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/lib/libpems.a $(DESTDIR)$(PREFIX)/lib/libpems.so* \
+		$(DESTDIR)$(PREFIX)/include/bsp.h $(DESTDIR)$(PREFIX)/include/pems.h \
+		$(DESTDIR)$(PREFIX)/bin/pems-run $(DESTDIR)$(PREFIX)/lib/pkgconfig/pems.pc \
+		$(DESTDIR)$(PREFIX)/share/man/man1/pems-run.1 $(DESTDIR)$(PREFIX)/share/man/man3/pems.3
 
 clean:
 	rm -rf build build-asan build-ubsan
 
-.PHONY: all deps check all-tests demo asan ubsan bench install clean
+.PHONY: all deps check all-tests demo asan ubsan bench install uninstall clean
 .SECONDARY:
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 
