@@ -78,8 +78,9 @@ static int parse_aggs(const char *list, struct pems_aggregate_job *job)
 	return 0;
 }
 
-static int agg_option(struct agg_args *a, int c, const char *arg)
+static int agg_option(void *ctx, int c, const char *arg)
 {
+	struct agg_args *a = ctx;
 	switch (c) {
 	case OPT_AGG:
 		return parse_aggs(arg, &a->job);
@@ -123,21 +124,11 @@ static int agg_parse(int argc, char **argv, struct agg_args *a)
 		CLI_LONGOPTS_RUNTIME,
 		{ NULL, 0, NULL, 0 }
 	};
-	int c, rc;
+	static const char *const help[] = { agg_help_head, cli_runtime_help, agg_help_tail, NULL };
+	int rc = cli_getopt(argc, argv, "aggregate", longopts, help, agg_option, a);
 
-	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-		if (c == CLI_OPT_HELP) {
-			fputs(agg_help_head, stdout);
-			fputs(cli_runtime_help, stdout);
-			fputs(agg_help_tail, stdout);
-			return -1;
-		}
-		if (c == '?' || c == ':')
-			return cli_bad_option("aggregate", c, argv);
-		rc = agg_option(a, c, optarg);
-		if (rc)
-			return rc;
-	}
+	if (rc)
+		return rc;
 	if (!a->job.naggs)
 		parse_aggs("count", &a->job);
 	if (a->job.in_fmt == PEMS_AGG_IN_KV && (a->job.key_col || a->job.value_col))

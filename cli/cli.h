@@ -82,6 +82,14 @@ int cli_runtime_option(struct cli_runtime *rt, const char *cmd, int opt,
 /* pems_configure(&rt->cfg); returns 0 or CLI_EXIT_USAGE after a message. */
 int cli_runtime_apply(struct cli_runtime *rt, const char *cmd);
 
+/* The option loop of a subcommand: --help / -h prints the strings of
+ * @help (NULL-ended) on stdout and returns -1; an option getopt_long
+ * refuses is a usage error (CLI_EXIT_USAGE); every other option goes to
+ * @opt(@ctx, c, optarg), whose non-zero exit status ends the loop.
+ * Returns 0 with optind at the first operand. */
+int cli_getopt(int argc, char **argv, const char *cmd, const struct option *longopts,
+	       const char *const *help, int (*opt)(void *ctx, int c, const char *arg),
+	       void *ctx);
 /* Message for the option getopt_long just refused (@c is '?' or ':');
  * returns CLI_EXIT_USAGE. */
 int cli_bad_option(const char *cmd, int c, char **argv);

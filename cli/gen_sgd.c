@@ -238,8 +238,9 @@ static int write_libsvm(struct gs *g)
 	return rc;
 }
 
-static int gs_option(struct gs *g, int c, const char *arg)
+static int gs_option(void *ctx, int c, const char *arg)
 {
+	struct gs *g = ctx;
 	uint64_t v;
 	char *end;
 
@@ -309,20 +310,13 @@ static int gs_parse(int argc, char **argv, struct gs *g)
 		{ "help", no_argument, NULL, CLI_OPT_HELP },
 		{ NULL, 0, NULL, 0 }
 	};
-	int c, rc;
+	static const char *const help[] = { gen_sgd_help, NULL };
+	int rc;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-		if (c == CLI_OPT_HELP) {
-			fputs(gen_sgd_help, stdout);
-			return -1;
-		}
-		if (c == '?' || c == ':')
-			return cli_bad_option("gen", c, argv);
-		rc = gs_option(g, c, optarg);
-		if (rc)
-			return rc;
-	}
+	rc = cli_getopt(argc, argv, "gen", longopts, help, gs_option, g);
+	if (rc)
+		return rc;
 	if (!g->have_count)
 		return cli_usage("gen: --count is required");
 	if (!g->have_dim)

@@ -35,6 +35,27 @@ int cli_usage(const char *fmt, ...)
 	return CLI_EXIT_USAGE;
 }
 
+int cli_getopt(int argc, char **argv, const char *cmd, const struct option *longopts,
+	       const char *const *help, int (*opt)(void *ctx, int c, const char *arg),
+	       void *ctx)
+{
+	int c, rc;
+
+	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+		if (c == CLI_OPT_HELP) {
+			for (; *help; help++)
+				fputs(*help, stdout);
+			return -1;
+		}
+		if (c == '?' || c == ':')
+			return cli_bad_option(cmd, c, argv);
+		rc = opt(ctx, c, optarg);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
 int cli_bad_option(const char *cmd, int c, char **argv)
 {
 	const char *opt = argv[optind - 1];

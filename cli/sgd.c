@@ -83,8 +83,9 @@ static int count(const char *opt, const char *arg, uint64_t max, uint64_t *out)
 	return 0;
 }
 
-static int sgd_option(struct sgd_args *a, int c, const char *arg)
+static int sgd_option(void *ctx, int c, const char *arg)
 {
+	struct sgd_args *a = ctx;
 	struct pems_sgd_job *j = &a->job;
 	uint64_t v;
 	int rc;
@@ -185,21 +186,11 @@ static int sgd_parse(int argc, char **argv, struct sgd_args *a)
 		CLI_LONGOPTS_RUNTIME,
 		{ NULL, 0, NULL, 0 }
 	};
-	int c, rc;
+	static const char *const help[] = { sgd_help_head, cli_runtime_help, sgd_help_tail, NULL };
+	int rc = cli_getopt(argc, argv, "sgd", longopts, help, sgd_option, a);
 
-	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-		if (c == CLI_OPT_HELP) {
-			fputs(sgd_help_head, stdout);
-			fputs(cli_runtime_help, stdout);
-			fputs(sgd_help_tail, stdout);
-			return -1;
-		}
-		if (c == '?' || c == ':')
-			return cli_bad_option("sgd", c, argv);
-		rc = sgd_option(a, c, optarg);
-		if (rc)
-			return rc;
-	}
+	if (rc)
+		return rc;
 	if (optind != argc)
 		return cli_usage("sgd: unexpected argument '%s'; see 'pems-run sgd --help'",
 				 argv[optind]);

@@ -32,6 +32,19 @@ struct sort_args {
 	uint64_t bytes;		/* input size */
 };
 
+static int sort_option(void *ctx, int c, const char *arg)
+{
+	struct sort_args *a = ctx;
+
+	if (c == CLI_OPT_FORMAT) {
+		if (cli_parse_format("sort", arg, &a->fmt))
+			return CLI_EXIT_USAGE;
+		a->have_format = true;
+		return 0;
+	}
+	return cli_runtime_option(&a->rt, "sort", c, arg);
+}
+
 static int sort_parse(int argc, char **argv, struct sort_args *a)
 {
 	static const struct option longopts[] = {
@@ -41,27 +54,11 @@ static int sort_parse(int argc, char **argv, struct sort_args *a)
 		CLI_LONGOPTS_RUNTIME,
 		{ NULL, 0, NULL, 0 }
 	};
-	int c, rc;
+	static const char *const help[] = { sort_help_head, cli_runtime_help, sort_help_tail, NULL };
+	int rc = cli_getopt(argc, argv, "sort", longopts, help, sort_option, a);
 
-	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-		if (c == CLI_OPT_HELP) {
-			fputs(sort_help_head, stdout);
-			fputs(cli_runtime_help, stdout);
-			fputs(sort_help_tail, stdout);
-			return -1;
-		}
-		if (c == '?' || c == ':')
-			return cli_bad_option("sort", c, argv);
-		if (c == CLI_OPT_FORMAT) {
-			if (cli_parse_format("sort", optarg, &a->fmt))
-				return CLI_EXIT_USAGE;
-			a->have_format = true;
-			continue;
-		}
-		rc = cli_runtime_option(&a->rt, "sort", c, optarg);
-		if (rc)
-			return rc;
-	}
+	if (rc)
+		return rc;
 	if (!a->have_format)
 		return cli_usage("sort: --format is required (u64 or rec100)");
 	if (a->fmt != PEMS_FMT_U64 && a->fmt != PEMS_FMT_REC100)
