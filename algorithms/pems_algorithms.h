@@ -8,6 +8,7 @@
 #ifndef PEMS_ALGORITHMS_H
 #define PEMS_ALGORITHMS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "pems.h"
@@ -25,6 +26,17 @@ int pems_format_parse(const char *name, enum pems_format *out);
  * with "pems: error: <who>: ..." printed when --mem cannot hold it. */
 int pems_plan(struct pems_config *cfg, uint64_t bytes, const char *who,
 	      uint64_t (*mu_for)(uint64_t bytes, unsigned v));
+
+/* Create <out>.pems-tmp (sized to @size when @sized) for every rank to
+ * write into, open as pems_file *handle, unlinked on abort (output.c).
+ * Returns 0 or -errno with "pems: error: <who>: ..." printed. */
+int pems_output_create(const char *who, const char *out, bool sized, uint64_t size,
+		       char *tmp, size_t tmplen, int *handle);
+/* Close @handle; unless @rc: truncate to @size on rank 0 when @truncate,
+ * fsync, and once every rank is done rename tmp to @out.  On any failure
+ * the temporary is removed.  Returns @rc or the first new -errno. */
+int pems_output_commit(const char *out, const char *tmp, int handle, int rc,
+		       bool truncate, uint64_t size);
 
 struct pems_sort_job {
 	const char *in;		/* input file, records of fmt */

@@ -925,7 +925,7 @@ int pems_aggregate(struct pems_aggregate_job *job)
 	char tmp_path[4096];
 	struct stat st;
 	unsigned i;
-	int rc, fd;
+	int rc;
 
 	memset(&S, 0, sizeof(S));
 	S.job = job;
@@ -979,45 +979,18 @@ int pems_aggregate(struct pems_aggregate_job *job)
 		fprintf(stderr, "pems: error: aggregate: %s: %s\n", job->in, strerror(-S.in));
 		return S.in;
 	}
-	snprintf(tmp_path, sizeof(tmp_path), "%s.pems-tmp", job->out);
-	if (pems_rank() == 0)
-		unlink(tmp_path);
-	pems_rank_barrier();
-	fd = open(tmp_path, O_WRONLY | O_CREAT, 0644);
-	if (fd < 0) {
-		rc = -errno;
-		fprintf(stderr, "pems: error: aggregate: cannot create %s: %s\n", tmp_path, strerror(errno));
+	rc = pems_output_create("aggregate", job->out, false, 0, tmp_path, sizeof(tmp_path),
+				&S.out);
+	if (rc) {
 		pems_file_close(S.in);
 		return rc;
-	}
-	close(fd);
-	pems_remove_on_abort(tmp_path);
-	S.out = pems_file_open(tmp_path, O_RDWR, 0);
-	if (S.out < 0) {
-		rc = S.out;
-		goto out_unlink;
 	}
 	rc = run(job);
 	if (!rc && atomic_load(&S.failed))
 		rc = strstr(job->errmsg, "overflows") ? -ERANGE : -EINVAL;
-	pems_file_close(S.out);
-	if (!rc) {
-		fd = open(tmp_path, O_RDWR);
-		if (fd < 0 || (pems_rank() == 0 && ftruncate(fd, (off_t)S.out_total)) || fsync(fd))
-			rc = -errno;
-		if (fd >= 0)
-			close(fd);
-	}
-	pems_rank_barrier();
-	if (!rc && pems_rank() == 0 && rename(tmp_path, job->out))
-		rc = -errno;
-	pems_rank_barrier();
+	rc = pems_output_commit(job->out, tmp_path, S.out, rc, true, S.out_total);
 	if (rc && rc != -EINVAL && rc != -ERANGE)
 		fprintf(stderr, "pems: error: aggregate: finishing %s: %s\n", job->out, pems_strerror(rc));
-out_unlink:
-	if (rc)
-		unlink(tmp_path);
-	pems_remove_on_abort(NULL);
 	pems_file_close(S.in);
 	return rc;
 }

@@ -505,7 +505,7 @@ int pems_sort(const struct pems_sort_job *job)
 	struct pems_config cfg = *pems_current_config();
 	char tmp_path[4096];
 	struct stat st;
-	int rc, fd;
+	int rc;
 
 	memset(&S, 0, sizeof(S));
 	S.job = job;
@@ -540,48 +540,16 @@ int pems_sort(const struct pems_sort_job *job)
 		fprintf(stderr, "pems: error: sort: %s: %s\n", job->in, strerror(-S.in));
 		return S.in;
 	}
-	/* the same name on every rank: they all write into one file; each
-	 * sizes it (idempotent), so no rank needs to wait for another */
-	snprintf(tmp_path, sizeof(tmp_path), "%s.pems-tmp", job->out);
-	if (pems_rank() == 0)
-		unlink(tmp_path);	/* a stale one from a killed run */
-	pems_rank_barrier();
-	fd = open(tmp_path, O_WRONLY | O_CREAT, 0644);
-	if (fd < 0 || ftruncate(fd, st.st_size)) {
-		rc = -errno;
-		fprintf(stderr, "pems: error: sort: cannot create %s: %s\n", tmp_path, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		unlink(tmp_path);
+	rc = pems_output_create("sort", job->out, true, (uint64_t)st.st_size, tmp_path,
+				sizeof(tmp_path), &S.out);
+	if (rc) {
 		pems_file_close(S.in);
 		return rc;
 	}
-	close(fd);
-	pems_remove_on_abort(tmp_path);
-	S.out = pems_file_open(tmp_path, O_RDWR, 0);
-	if (S.out < 0) {
-		rc = S.out;
-		goto out_unlink;
-	}
 	rc = run(job, tmp_path);
-	if (!rc) {
-		fd = open(tmp_path, O_RDWR);
-		if (fd < 0 || fsync(fd))
-			rc = -errno;
-		if (fd >= 0)
-			close(fd);
-	}
-	pems_file_close(S.out);
-	pems_rank_barrier();	/* every rank's part is on disk */
-	if (!rc && pems_rank() == 0 && rename(tmp_path, job->out))
-		rc = -errno;
-	pems_rank_barrier();
+	rc = pems_output_commit(job->out, tmp_path, S.out, rc, false, 0);
 	if (rc)
 		fprintf(stderr, "pems: error: sort: finishing %s: %s\n", job->out, pems_strerror(rc));
-out_unlink:
-	if (rc)
-		unlink(tmp_path);
-	pems_remove_on_abort(NULL);
 	pems_file_close(S.in);
 	return rc;
 }
