@@ -189,5 +189,14 @@ int cli_sgd_main(int argc, char **argv);
 /* gen --format dense|libsvm (gen_sgd.c) */
 bool cli_gen_is_sgd(int argc, char **argv);
 int cli_gen_sgd_main(int argc, char **argv);
+/* model calibrate|predict|project (model.c) */
+int cli_model_main(int argc, char **argv);
+
+/* Per-superstep statistics for --stats-json (model.c): begin records
+ * after every barrier (pems_set_progress); json appends ", \"v\": ..,
+ * \"steps\": [...]" to an open JSON object, the last superstep taken
+ * from the final totals @st. */
+void cli_steps_begin(void);
+void cli_steps_json(FILE *f, const struct pems_stats *st);
 
 #endif

@@ -17,6 +17,7 @@ static const struct command commands[] = {
 	{ "aggregate", cli_aggregate_main, "GROUP BY key: count, sum, min, max, avg" },
 	{ "sgd", cli_sgd_main, "train linear/logistic regression by data-parallel SGD" },
 	{ "verify", cli_verify_main, "check that a file is sorted (and matches its input)" },
+	{ "model", cli_model_main, "BSP cost model: calibrate, predict, project" },
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

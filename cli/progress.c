@@ -144,12 +144,14 @@ int cli_stats_json(const char *path, const char *cmd, uint64_t bytes,
 		" \"io_wait_secs\": %.6f, \"ctx_read\": %llu, \"ctx_written\": %llu,"
 		" \"msg_read\": %llu, \"msg_written\": %llu, \"file_read\": %llu,"
 		" \"file_written\": %llu, \"h_bytes\": %llu, \"h_max\": %llu,"
-		" \"peak_resident\": %llu}\n",
+		" \"peak_resident\": %llu",
 		cmd, U(bytes), secs, U(cli_peak_rss()), U(st->supersteps),
 		st->total_secs, st->compute_secs, st->io_wait_secs,
 		U(st->ctx_read), U(st->ctx_written), U(st->msg_read),
 		U(st->msg_written), U(st->file_read), U(st->file_written),
 		U(st->h_bytes), U(st->h_max), U(st->peak_resident));
+	cli_steps_json(f, st);
+	fputs("}\n", f);
 	if (ferror(f))
 		rc = -EIO;
 	if (fclose(f) && !rc)

@@ -1,0 +1,240 @@
+#!/bin/bash
+# bench/model.sh - validate the BSP cost model (pems-run model,
+# docs/cost-model.md) against real runs of sort, aggregate and sgd at
+# p = 1, 2, 4 ranks (mpirun --oversubscribe: the ranks share the cores
+# and the disk of this machine) and two sizes each.
+#
+#   BUILD=build MODEL_TMP=/work/scratch/model bash bench/model.sh
+#   bash bench/model.sh --report DIR      redo the table and plot of DIR
+#
+# Environment (all optional):
+#   SIZES="1G 2G"     input sizes (every algorithm)
+#   NPS="1 2 4"       ranks
+#   REPEAT=2          runs of each (algorithm, size, p)
+#   MEM=1G            --mem of every run (per rank)
+#   MODEL_TMP=/work/scratch/model   inputs, outputs, scratch (one input
+#                     at a time: about 4.5x the largest size)
+#   BSP_CSV=...       bench/bsp-params.sh's medians (default: the newest
+#                     bench/results/*/bsp-params.csv)
+#   BASE_PARAMS=FILE  reuse this full calibration instead of making one
+#   RESULTS_DIR=bench/results/<date>
+# Protocol: one full `model calibrate` (kernel rates) first; then for each
+# algorithm and size, REPEAT times: a quick `model calibrate --base`
+# (CPU share under the other load, disk, latency, setup) and the time
+# outside the supersteps of a 16 MiB sort under mpirun -np P (setup_mpi
+# lines), the runs at every p, and the same calibration again; each run
+# is predicted with the mean of the calibrations before and after it
+# (the other helpers' load on this machine changes by minutes).  Nothing of
+# a run is used to predict it except v, k, p and M (the planner's
+# choices, which the model reproduces when not given).
+# Writes to $RESULTS_DIR:
+#   model-runs.csv   algo,bytes,p,rep,predicted,measured,ratio,params,
+#                    pred_cpu,meas_cpu (core-s of the kernels; CPU s of
+#                    the ranks), pred_io,meas_io (bytes read + written)
+#   model.csv        algo,bytes,p,runs,predicted_median,measured_median,
+#                    ratio_median,ratio_min,ratio_max
+#   model-table.md   the same as a markdown table
+#   model.png        predicted against measured (gnuplot), +-20 % lines
+#   model-projection.txt  `model project` for 1..1000 nodes
+#   logs/model-*.txt the predict tables (per superstep) of every run
+# and prints one line per run:
+#   bench=model algo=.. bytes=.. p=.. rep=.. predicted=.. measured=.. ratio=..
+set -uo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
+ROOT=$PWD
+BUILD=${BUILD:-build}
+case "$BUILD" in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
+RUN=$BUILD/pems-run
+SIZES=${SIZES:-1G 2G}
+NPS=${NPS:-1 2 4}
+REPEAT=${REPEAT:-2}
+MEM=${MEM:-1G}
+TMP=${MODEL_TMP:-/work/scratch/model}
+RESULTS_DIR=${RESULTS_DIR:-$ROOT/bench/results/$(date +%F)}
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+
+err() { echo "bench/model.sh: error: $*" >&2; exit 1; }
+
+median() { sort -g | awk '{ a[NR] = $1 } END { if (NR) print (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2) }'; }
+
+report() {
+	local dir=$1 runs=$1/model-runs.csv
+	[[ -f $runs ]] || err "no $runs"
+	echo "algo,bytes,p,runs,predicted_median,measured_median,ratio_median,ratio_min,ratio_max" >"$dir/model.csv"
+	tail -n +2 "$runs" | cut -d, -f1-3 | awk '!seen[$0]++' | while IFS=, read -r a b p; do
+		rows=$(awk -F, -v a="$a" -v b="$b" -v p="$p" '$1 == a && $2 == b && $3 == p' "$runs")
+		n=$(wc -l <<<"$rows")
+		pr=$(cut -d, -f5 <<<"$rows" | median)
+		me=$(cut -d, -f6 <<<"$rows" | median)
+		ra=$(cut -d, -f7 <<<"$rows" | median)
+		lo=$(cut -d, -f7 <<<"$rows" | sort -g | head -1)
+		hi=$(cut -d, -f7 <<<"$rows" | sort -g | tail -1)
+		echo "$a,$b,$p,$n,$pr,$me,$ra,$lo,$hi" >>"$dir/model.csv"
+	done
+	{
+		echo "| algorithm | input | p | runs | predicted s (median) | measured s (median) | predicted/measured (median) | range of the ratio |"
+		echo "|---|---:|---:|---:|---:|---:|---:|---|"
+		tail -n +2 "$dir/model.csv" | awk -F, '{ printf "| %s | %.2f GiB | %s | %s | %.1f | %.1f | %.2f | %.2f - %.2f |\n", $1, $2 / 1073741824, $3, $4, $5, $6, $7, $8, $9 }'
+	} >"$dir/model-table.md"
+	for a in sort aggregate sgd; do
+		awk -F, -v a="$a" 'NR > 1 && $1 == a { print $6, $5 }' "$dir/model-runs.csv" >"$dir/model-$a.dat"
+	done
+	gnuplot <<-EOF || echo "bench/model.sh: gnuplot failed" >&2
+		set terminal pngcairo size 800,640
+		set output "$dir/model.png"
+		set title "pems cost model: predicted vs measured (p = 1, 2, 4; every run)"
+		set xlabel "measured seconds"
+		set ylabel "predicted seconds"
+		set logscale xy
+		set key top left
+		set grid
+		f(x) = x
+		plot f(x) title "predicted = measured" lw 2 lc rgb "black", \
+		     1.2 * x title "+20 %" dt 2 lc rgb "gray", 0.8 * x title "-20 %" dt 2 lc rgb "gray", \
+		     "$dir/model-sort.dat" using 1:2 title "sort u64" pt 7 ps 1.2, \
+		     "$dir/model-aggregate.dat" using 1:2 title "aggregate (kv, 1M groups)" pt 5 ps 1.2, \
+		     "$dir/model-sgd.dat" using 1:2 title "sgd (dense, d = 64)" pt 9 ps 1.4
+	EOF
+	cat "$dir/model-table.md"
+}
+
+if [[ "${1:-}" == --report ]]; then
+	report "${2:?usage: bench/model.sh --report RESULTS_DIR}"
+	exit 0
+fi
+
+[[ -x $RUN ]] || err "$RUN not built; run make"
+command -v mpirun >/dev/null || err "mpirun not found; install openmpi-bin"
+BSP_CSV=${BSP_CSV:-$(ls -1 "$ROOT"/bench/results/*/bsp-params.csv 2>/dev/null | tail -1)}
+[[ -f $BSP_CSV ]] || err "no bsp-params.csv; run bench/bsp-params.sh first"
+mkdir -p "$RESULTS_DIR/logs" "$TMP/scratch" || err "cannot create $RESULTS_DIR or $TMP"
+RUNS=$RESULTS_DIR/model-runs.csv
+[[ -f $RUNS ]] || echo "algo,bytes,p,rep,predicted,measured,ratio,params,pred_cpu,meas_cpu,pred_io,meas_io" >"$RUNS"
+BASE=$RESULTS_DIR/model-base.params
+
+if [[ -n ${BASE_PARAMS:-} ]]; then	# reuse a full calibration
+	[[ $BASE_PARAMS -ef $BASE ]] || cp "$BASE_PARAMS" "$BASE" || err "cannot copy $BASE_PARAMS"
+else
+	echo "bench/model.sh: full calibration ($BSP_CSV)" >&2
+	"$RUN" model calibrate --tmp "$TMP/scratch" --bsp-params "$BSP_CSV" --out "$BASE" ||
+		err "calibration failed"
+fi
+
+bytes_of() { numfmt --from=iec "$1"; }
+
+# quick_cal OUT: calibrate --base, then setup_mpi
+quick_cal() {
+	"$RUN" model calibrate --base "$BASE" --tmp "$TMP/scratch" --size 512M \
+		--out "$1" 2>/dev/null || err "quick calibration failed"
+	setup_mpi "$1"
+}
+
+# mean_params A B OUT: the mean of two parameter files, value by value
+mean_params() {
+	awk 'FNR == 1 && NR == 1 { print; next } FNR == 1 || /^#/ || /^date/ { next }
+	     { k = ($1 == "bsp" || $1 == "setup_mpi") ? $1 " " $2 : $1
+	       if (!(k in n)) order[++no] = k
+	       n[k]++; for (i = 2; i <= NF; i++) v[k, i] += $i; nf[k] = NF }
+	     END { print "date mean-of-two"
+		   for (o = 1; o <= no; o++) { k = order[o]; split(k, kk, " "); line = kk[1]
+			for (i = 2; i <= nf[k]; i++) line = line " " v[k, i] / n[k]
+			print line } }' "$1" "$2" >"$3"
+}
+
+# setup_mpi CAL: append "setup_mpi P S" to CAL for every P: the seconds
+# of a tiny sort (16 MiB) under mpirun -np P outside its supersteps
+TINY=$TMP/tiny.u64
+"$RUN" gen --format u64 --count 2M --seed 1 --quiet "$TINY" || err "gen failed"
+setup_mpi() {
+	local np j=$TMP/tiny.json
+	for np in $NPS; do
+		rm -rf "${TMP:?}/scratch/"r*
+		mkdir -p "$TMP/scratch/r"{0,1,2,3}
+		mpirun --oversubscribe --bind-to none -np "$np" "$RUN" sort --format u64 --mem "$MEM" \
+			--tmp "$TMP/scratch/r%r" --quiet --stats-json "$j" "$TINY" "$TMP/tiny.out" ||
+			err "tiny sort at p=$np failed"
+		grep -o '"secs": [0-9.]*' "$j" | awk -v p="$np" '
+			NR == 1 { t = $2; next } { t -= $2 } END { printf "setup_mpi %d %.6f\n", p, (t > 0 ? t : 0) }' >>"$1"
+	done
+	rm -f "$j" "$TMP/tiny.out"
+}
+
+# gen ALGO SIZE FILE
+gen() {
+	local b
+	b=$(bytes_of "$2")
+	case $1 in
+	sort) "$RUN" gen --format u64 --count $((b / 8)) --seed 42 --quiet "$3" ;;
+	aggregate) "$RUN" gen --format kv --count $((b / 16)) --groups 1M --seed 42 --quiet "$3" ;;
+	sgd) "$RUN" gen --format dense --model linear --count $((b / 260)) --dim 64 --noise 0.5 \
+		--seed 42 --quiet "$3" ;;
+	esac
+}
+
+# job ALGO IN: the pems-run arguments (after the subcommand)
+job() {
+	case $1 in
+	sort) echo "--format u64 $2 $TMP/out" ;;
+	aggregate) echo "--agg count,sum $2 $TMP/out" ;;
+	sgd) echo "--model linear --data $2 --format dense --sync local --local-steps 64 --epochs 1 --out $TMP/out" ;;
+	esac
+}
+
+for algo in sort aggregate sgd; do
+	for size in $SIZES; do
+		in=$TMP/in.$algo.$size
+		gen "$algo" "$size" "$in" || err "gen $algo $size failed"
+		bytes=$(stat -c %s "$in")
+		for ((rep = 1; rep <= REPEAT; rep++)); do
+			cal=$RESULTS_DIR/logs/model-$algo-$size-r$rep.params
+			quick_cal "$cal.before"
+			: >"$RESULTS_DIR/.pending"
+			for np in $NPS; do
+				rm -rf "${TMP:?}/scratch/"r* "$TMP/out" "$TMP/out".*
+				mkdir -p "$TMP/scratch/r"{0,1,2,3}
+				json=$RESULTS_DIR/logs/model-$algo-$size-p$np-r$rep.json
+				# shellcheck disable=SC2046
+				if ! mpirun --oversubscribe --bind-to none -np "$np" "$RUN" "$algo" \
+					--mem "$MEM" --tmp "$TMP/scratch/r%r" --quiet --stats-json "$json" \
+					$(job "$algo" "$in") >"$RESULTS_DIR/logs/model-$algo-$size-p$np-r$rep.log" 2>&1; then
+					echo "bench/model.sh: $algo $size p=$np failed (see logs)" >&2
+					continue
+				fi
+				echo "$np $json" >>"$RESULTS_DIR/.pending"
+			done
+			quick_cal "$cal.after"
+			mean_params "$cal.before" "$cal.after" "$cal"
+			while read -r np json; do
+				out=$("$RUN" model predict "$algo" --params "$cal" --stats-json "$json")
+				printf '%s\n' "$out" >"${json%.json}.txt"
+				line=$(tail -1 <<<"$out")
+				pr=$(sed -n 's/.*predicted_secs=\([^ ]*\).*/\1/p' <<<"$line")
+				me=$(sed -n 's/.*measured_secs=\([^ ]*\).*/\1/p' <<<"$line")
+				ra=$(sed -n 's/.* ratio=\([^ ]*\).*/\1/p' <<<"$line")
+				pc=$(sed -n 's/.*pred_cpu=\([^ ]*\).*/\1/p' <<<"$line")
+				mc=$(sed -n 's/.*meas_cpu=\([^ ]*\).*/\1/p' <<<"$line")
+				pi=$(sed -n 's/.*pred_io=\([^ ]*\).*/\1/p' <<<"$line")
+				mi=$(sed -n 's/.*meas_io=\([^ ]*\).*/\1/p' <<<"$line")
+				echo "$algo,$bytes,$np,$rep,$pr,$me,$ra,$(basename "$cal"),$pc,$mc,$pi,$mi" >>"$RUNS"
+				echo "bench=model algo=$algo bytes=$bytes p=$np rep=$rep predicted=$pr measured=$me ratio=$ra pred_cpu=$pc meas_cpu=$mc pred_io=$pi meas_io=$mi"
+			done <"$RESULTS_DIR/.pending"
+		done
+		rm -f "$in" "$in".weights "$TMP/out" "$TMP/out".*
+		rm -rf "${TMP:?}/scratch/"r*
+	done
+done
+rm -f "$TINY"
+
+{
+	echo "# weak scaling: 8 GiB per node, --mem 4G per node, 10 Gbit/s, 20 us"
+	for a in sort aggregate sgd; do
+		"$RUN" model project "$a" --params "$BASE" --size-per-node 8G --mem 4G --nodes 1,10,100,1000
+	done
+	echo "# the same at 25 Gbit/s, 5 us"
+	for a in sort aggregate sgd; do
+		"$RUN" model project "$a" --params "$BASE" --size-per-node 8G --mem 4G --nodes 1,10,100,1000 \
+			--net-gbit 25 --net-latency 5e-6
+	done
+} >"$RESULTS_DIR/model-projection.txt" 2>&1
+report "$RESULTS_DIR"

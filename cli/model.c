@@ -1,0 +1,1747 @@
+/*
+ * model.c - `pems-run model`: a BSP cost model of the bundled algorithms.
+ *
+ *   model calibrate   measure this machine's parameters into a file
+ *   model predict     a job's time superstep by superstep; with
+ *                     --stats-json, next to a real run's measurement
+ *   model project     the same job on 1..1000 nodes like this machine
+ *
+ * Design (docs/cost-model.md derives it and shows the measurements):
+ *  (1) A job is the list of its supersteps, built from the structure of
+ *      the algorithm (algorithms/sort/sort.c, aggregate/, sgd/): per
+ *      superstep, kernel work in core-seconds (work / calibrated rate),
+ *      bytes the VPs move synchronously (pems_file_*), bytes of the
+ *      message store (asynchronous: chunk writes, read-ahead), random
+ *      4 KiB reads (sampling), bytes crossing ranks, bytes of rank-level
+ *      collectives each rank receives, and work only VP 0 does.  v, mu
+ *      and the message chunk come from the planners' own formulas
+ *      (plan.c, the algorithms' mu_for) with p as a parameter.
+ *  (2) One superstep, on a node with c cores, t = (p/nodes)*k workers and
+ *      one disk shared by its ranks:
+ *        T = max(D, C/min(c,t), (F+C)/t) + (X/p)*g + Y*g + Z + l
+ *      D: disk time of all the node's bytes; C: its core-seconds; F: disk
+ *      time of the synchronous part (a worker reading a slice computes
+ *      nothing meanwhile, the others do); X: bytes crossing ranks (X/p
+ *      per rank, g per byte per rank as bench/bsp_params.c fits it);
+ *      Y: collective bytes a rank receives; Z: VP 0's serial work;
+ *      l: superstep latency.  Reading the message store costs at least
+ *      one random read per chunk.
+ *  (3) Nothing is fitted to the runs the model is compared with: rates
+ *      are per core, from running the real algorithms with input and
+ *      scratch in memory (tmpfs; the copies tmpfs makes, which a disk
+ *      does by DMA, are subtracted at the measured memcpy rate), disk
+ *      rates through pems_file_* on the scratch directory, g and l from
+ *      bench/bsp-params.sh.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include "cli.h"
+
+#define MAXBSP 16
+#define MIB (1024.0 * 1024.0)
+#define SORT_SAMPLES 256	/* sort.c SAMPLES */
+#define SKEY 24.0		/* sort.c struct skey */
+#define SAMPLE_MSG (8.0 + SORT_SAMPLES * SKEY)	/* sort.c struct sample_msg */
+#define AGG_PROBE 65536.0	/* groupby.c PROBE */
+#define AGG_INFO 104.0		/* aggregate.c struct vp_info */
+#define AGG_HDR 16.0		/* groupby.c struct chunk_hdr */
+
+/* ---- parameters (the file written by calibrate) ---- */
+
+struct mparams {
+	char date[32];
+	double cores;
+	double load;			/* other runnable threads met (CFS share) */
+	double read_bw, write_bw;	/* bytes/s, 64 MiB pems_file_* calls */
+	double iops;			/* 4 KiB random reads/s, 32 in flight per VP */
+	double lat;			/* s per synchronous request, one in flight per worker */
+	double copy_bw;			/* memcpy bytes/s, one core */
+	double qsort_ns;		/* ns per element * log2(elements), 24-byte keys */
+	double vp_secs;			/* runtime core-seconds per VP per superstep */
+	double setup;			/* seconds per run outside the supersteps */
+	double sort_part[2];		/* bytes/s per core, superstep 2: u64, rec100 */
+	double sort_local[2];		/* bytes/s per core, superstep 3 */
+	double agg_raw, agg_hash;	/* rows/s per core, superstep 2 */
+	double agg_merge, agg_write;	/* rows/s per core, supersteps 3, 4 */
+	double sgd;			/* rows * dim / s per core */
+	unsigned nbsp;
+	struct { unsigned p; double l, g; } bsp[MAXBSP];
+	unsigned nsetup;
+	struct { unsigned p; double secs; } setup_p[MAXBSP];	/* "setup_mpi P S" */
+};
+
+static const struct pkey {
+	const char *key;
+	size_t off;
+	const char *what;
+} pkeys[] = {
+#define K(f, w) { #f, offsetof(struct mparams, f), w }
+	K(cores, "online cores"),
+	K(load, "runnable threads of other processes during calibration (0: quiet)"),
+	K(read_bw, "bytes/s, sequential reads through pems_file_read (64 MiB calls, all workers)"),
+	K(write_bw, "bytes/s, sequential writes through pems_file_write"),
+	K(iops, "4 KiB random reads/s through pems_file_read_pieces (32 in flight per worker)"),
+	K(lat, "seconds per synchronous 4 KiB read, one in flight per worker"),
+	K(copy_bw, "bytes/s of memcpy on one core"),
+	K(qsort_ns, "ns per n*log2(n) of qsort of 24-byte keys (VP 0's splitters)"),
+	K(vp_secs, "core-seconds of runtime work per VP per superstep"),
+	K(setup, "seconds per run outside the supersteps (plan, files, commit)"),
+	{ "sort_part_u64", offsetof(struct mparams, sort_part[0]), "bytes/s per core, sort superstep 2 (classify, scatter, exchange), u64" },
+	{ "sort_part_rec100", offsetof(struct mparams, sort_part[1]), "the same, rec100" },
+	{ "sort_local_u64", offsetof(struct mparams, sort_local[0]), "bytes/s per core, sort superstep 3 (radix sort, write), u64" },
+	{ "sort_local_rec100", offsetof(struct mparams, sort_local[1]), "the same, rec100" },
+	K(agg_raw, "input rows/s per core, aggregate superstep 2, rows passed through raw"),
+	K(agg_hash, "input rows/s per core, aggregate superstep 2, hash pre-aggregation"),
+	K(agg_merge, "rows/s per core, aggregate superstep 3 (radix sort, pass 1, park)"),
+	K(agg_write, "rows/s per core, aggregate superstep 4 (pass 2, format, write)"),
+	K(sgd, "rows*dim/s per core, sgd gradient steps (dense)"),
+#undef K
+};
+#define NPKEYS (sizeof(pkeys) / sizeof(pkeys[0]))
+
+static double *pfield(struct mparams *m, const struct pkey *k)
+{
+	return (double *)(void *)((char *)m + k->off);
+}
+
+static int params_write(const char *path, struct mparams *m)
+{
+	FILE *f = fopen(path, "w");
+	size_t i;
+
+	if (!f) {
+		cli_error("model: cannot write '%s': %s", path, strerror(errno));
+		return CLI_EXIT_FAIL;
+	}
+	fprintf(f, "pems-model 1\n# written by 'pems-run model calibrate'; docs/cost-model.md\n");
+	fprintf(f, "date %s\n", m->date);
+	for (i = 0; i < NPKEYS; i++)
+		fprintf(f, "%-17s %.6g\t# %s\n", pkeys[i].key, *pfield(m, &pkeys[i]), pkeys[i].what);
+	fprintf(f, "# bsp P L G: superstep latency L (s) and cost G (s per byte each rank\n"
+		   "# sends to other VPs) at P ranks on this machine (bench/bsp-params.sh)\n");
+	for (i = 0; i < m->nbsp; i++)
+		fprintf(f, "bsp %u %.6g %.6g\n", m->bsp[i].p, m->bsp[i].l, m->bsp[i].g);
+	for (i = 0; i < m->nsetup; i++)
+		fprintf(f, "setup_mpi %u %.6g\n", m->setup_p[i].p, m->setup_p[i].secs);
+	if (fclose(f)) {
+		cli_error("model: cannot write '%s': %s", path, strerror(errno));
+		return CLI_EXIT_FAIL;
+	}
+	return 0;
+}
+
+static int params_line(struct mparams *m, char *line)
+{
+	char key[64];
+	double x, y;
+	unsigned p;
+	size_t i;
+
+	if (sscanf(line, "bsp %u %lf %lf", &p, &x, &y) == 3) {
+		if (m->nbsp >= MAXBSP)
+			return -1;
+		m->bsp[m->nbsp].p = p;
+		m->bsp[m->nbsp].l = x;
+		m->bsp[m->nbsp++].g = y;
+		return 0;
+	}
+	if (sscanf(line, "setup_mpi %u %lf", &p, &x) == 2) {
+		if (m->nsetup >= MAXBSP)
+			return -1;
+		m->setup_p[m->nsetup].p = p;
+		m->setup_p[m->nsetup++].secs = x;
+		return 0;
+	}
+	if (sscanf(line, "date %31s", m->date) == 1)
+		return 0;
+	if (sscanf(line, "%63s %lf", key, &x) != 2)
+		return -1;
+	for (i = 0; i < NPKEYS; i++)
+		if (!strcmp(key, pkeys[i].key)) {
+			*pfield(m, &pkeys[i]) = x;
+			return 0;
+		}
+	return -1;
+}
+
+static int params_read(const char *path, struct mparams *m)
+{
+	FILE *f = fopen(path, "r");
+	char line[512];
+	unsigned n = 0;
+	bool header = false;
+	size_t i;
+
+	memset(m, 0, sizeof(*m));
+	if (!f) {
+		cli_error("model: cannot read parameters '%s': %s; run 'pems-run model calibrate' first",
+			  path, strerror(errno));
+		return CLI_EXIT_FAIL;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		if (++n == 1) {
+			header = !strncmp(line, "pems-model 1", 12);
+			if (!header)
+				break;
+			continue;
+		}
+		if (line[0] == '#' || line[0] == '\n')
+			continue;
+		if (params_line(m, line)) {
+			fclose(f);
+			cli_error("model: %s: line %u: not 'KEY VALUE' or 'bsp P L G'", path, n);
+			return CLI_EXIT_FAIL;
+		}
+	}
+	fclose(f);
+	if (!header) {
+		cli_error("model: %s: not a parameter file (first line 'pems-model 1')", path);
+		return CLI_EXIT_FAIL;
+	}
+	for (i = 0; i < NPKEYS; i++)
+		if (!(*pfield(m, &pkeys[i]) >= 0) || (pkeys[i].off != offsetof(struct mparams, setup) &&
+		    pkeys[i].off != offsetof(struct mparams, vp_secs) &&
+		    pkeys[i].off != offsetof(struct mparams, load) && *pfield(m, &pkeys[i]) <= 0)) {
+			cli_error("model: %s: '%s' is missing or not positive", path, pkeys[i].key);
+			return CLI_EXIT_FAIL;
+		}
+	return 0;
+}
+
+/* l and g at p ranks; g is the extra per byte of crossing ranks, i.e.
+ * g(p) - g(1): the message store's own disk and copy costs are in D and C. */
+static int params_bsp(const struct mparams *m, unsigned p, double *l, double *g)
+{
+	double g1 = 0;
+	unsigned i;
+	int found = 0;
+
+	for (i = 0; i < m->nbsp; i++)
+		if (m->bsp[i].p == 1)
+			g1 = m->bsp[i].g;
+	for (i = 0; i < m->nbsp; i++)
+		if (m->bsp[i].p == p) {
+			*l = m->bsp[i].l;
+			*g = p > 1 && m->bsp[i].g > g1 ? m->bsp[i].g - g1 : 0;
+			found = 1;
+		}
+	return found ? 0 : -ENOENT;
+}
+
+/* seconds outside the supersteps at p ranks (MPI start of the runtime's
+ * transport, the barrier before the rename): "setup_mpi P S" lines,
+ * measured with a tiny job under mpirun (bench/model.sh) */
+static double params_setup(const struct mparams *m, unsigned p)
+{
+	unsigned i;
+
+	for (i = 0; i < m->nsetup; i++)
+		if (m->setup_p[i].p == p)
+			return m->setup_p[i].secs;
+	return m->setup;
+}
+
+/* ---- jobs and their supersteps ---- */
+
+enum malgo { A_SORT, A_AGG, A_SGD };
+
+struct mjob {
+	enum malgo algo;
+	int rec100;		/* sort: rec100 instead of u64 */
+	double bytes;		/* input bytes */
+	double mem;		/* M per rank */
+	unsigned p, v, k;	/* v, k: 0 = as the planner chooses */
+	double chunk;		/* message chunk (derived) */
+	/* aggregate (kv input) */
+	double groups, state, line;
+	/* sgd (dense) */
+	unsigned dim, epochs, shards, local_steps, sync_bsp;
+	double batch;
+};
+
+struct mstep {
+	const char *name;
+	double reps;		/* identical supersteps */
+	double cpu;		/* core-seconds, all ranks */
+	double file_r, file_w;	/* bytes, synchronous in the VPs */
+	double reqs;		/* synchronous pems_file_* calls */
+	double msg_r, msg_w;	/* bytes of message store / context I/O */
+	double rand_r;		/* random 4 KiB reads */
+	double xfer;		/* bytes crossing ranks, all ranks */
+	double coll;		/* collective bytes one rank receives */
+	double serial;		/* seconds of VP 0 alone */
+};
+
+#define MAXSTEPS 8
+
+struct mplan {
+	struct mstep s[MAXSTEPS];
+	unsigned n;
+};
+
+/* where the ranks run */
+struct mlayout {
+	double nodes;				/* the p ranks spread over these */
+	double cores, load, read_bw, write_bw, iops, lat;	/* per node */
+	double g, l;				/* s per byte per rank; s per superstep */
+};
+
+/* -- the planners' memory formulas (plan.c, pems/config.c, mu_for) -- */
+
+static double msg_for(double v, double k, double c) { return (2 * k * v + 8 * k) * c; }
+
+static double chunk_for(double budget, double k, double v)
+{
+	double per = budget / (2 * k * v + 8 * k), c = 4096;
+
+	while (c * 2 <= per && c < MIB)
+		c *= 2;
+	return c;
+}
+
+static double overhead(double k, double v, double p, double msg)
+{
+	double c = chunk_for(msg, k, v), ra = p < 4 ? floor(4 / p) : 1;
+
+	return 16 * MIB + k * (2 * k * p * ra * c) + msg;
+}
+
+static double mu_for(const struct mjob *j, double v)
+{
+	double b = j->bytes / v;
+
+	switch (j->algo) {
+	case A_SORT:
+		return b * 2.6 + v * (SKEY + 48) + v * SAMPLE_MSG * 2 + 2 * MIB;
+	case A_AGG:
+		return b * 2.9 + v * (64 + 16 + AGG_INFO + 8 + (256 * 8 + 8) * 2) +
+		       3 * MIB + 16384 * (j->state + 17);
+	default:
+		return (j->dim + 1) * 8.0 * 4 + 4 * 4096 + 4 * MIB;
+	}
+}
+
+/* v and the chunk as pems_plan picks them; -1 when M cannot hold it */
+static int plan_job(struct mjob *j)
+{
+	double c, need = 0, best = 0, v;
+
+	if (j->algo == A_SGD) {
+		if (!j->v)
+			j->v = j->shards;
+		j->chunk = chunk_for(j->mem / 8, j->k, j->v);
+		return 0;
+	}
+	for (c = MIB; c >= 16384; c /= 2) {
+		if (j->v) {
+			best = j->v;
+			need = j->k * mu_for(j, best) + msg_for(best, j->k, c);
+		} else {
+			need = INFINITY;
+			for (v = j->k; v < 100000; v++) {
+				double x = j->k * mu_for(j, v) + msg_for(v, j->k, c);
+
+				if (x < need) {
+					need = x;
+					best = v;
+				} else if (x > need * 2) {
+					break;
+				}
+			}
+		}
+		if (need - msg_for(best, j->k, c) + overhead(j->k, best, j->p, msg_for(best, j->k, c)) +
+		    j->mem / 16 <= j->mem)
+			break;
+	}
+	if (c < 16384)
+		return -1;
+	j->v = (unsigned)best;
+	j->chunk = c;
+	return 0;
+}
+
+static double dmin(double a, double b) { return a < b ? a : b; }
+static double dmax(double a, double b) { return a > b ? a : b; }
+
+static struct mstep *add(struct mplan *pl, const char *name)
+{
+	struct mstep *s = &pl->s[pl->n++];
+
+	memset(s, 0, sizeof(*s));
+	s->name = name;
+	s->reps = 1;
+	return s;
+}
+
+static double qsort_secs(const struct mparams *m, double n)
+{
+	return n > 1 ? m->qsort_ns * 1e-9 * n * log2(n) : 0;
+}
+
+/* sort.c: sample, splitters, partition, sort+write */
+static void build_sort(const struct mjob *j, const struct mparams *m, struct mplan *pl)
+{
+	double rec = j->rec100 ? 100 : 8, n = j->bytes / rec, v = j->v, p = j->p;
+	double ns = v * dmin(SORT_SAMPLES, n / v), cross = (p - 1) / p;
+	struct mstep *s;
+
+	s = add(pl, "sample");
+	s->rand_r = ns * (1 + (rec - 1) / 4096);	/* a record may straddle pages */
+	s = add(pl, "splitters");
+	s->serial = qsort_secs(m, ns);
+	s->coll = v * SAMPLE_MSG + v * SKEY;		/* gather at VP 0, broadcast */
+	s = add(pl, "partition");
+	s->file_r = j->bytes;
+	s->reqs = v;
+	s->msg_w = j->bytes;
+	s->xfer = j->bytes * cross;
+	s->cpu = j->bytes / m->sort_part[j->rec100] + v * v * 8 / m->copy_bw;
+	s->coll = p * v * 8;				/* allreduce of bucket sizes */
+	s = add(pl, "sort+write");
+	s->msg_r = j->bytes;
+	s->file_w = j->bytes;
+	s->reqs = v;
+	s->cpu = j->bytes / m->sort_local[j->rec100];
+}
+
+/* table slots groupby.c gets from table_bytes, at 70 % load */
+static double agg_table_limit(const struct mjob *j)
+{
+	double tb = dmax(j->bytes / j->v / 4, 65536), slots = 64, slot = 8 + j->state;
+
+	while (slots * 2 * (slot + 1) <= tb)
+		slots *= 2;
+	return floor(slots / 10) * 7;
+}
+
+/* aggregate.c + groupby.c: sample, plan, load+partition, merge, write */
+static void build_agg(const struct mjob *j, const struct mparams *m, struct mplan *pl)
+{
+	double n = j->bytes / 16, v = j->v, p = j->p, G = j->groups, nvp = n / v;
+	double probe = dmin(nvp, AGG_PROBE), slot = 8 + j->state, raw, parts, msg, park;
+	double dvp = G * -expm1(-nvp / G), limit = agg_table_limit(j);
+	bool pass = G * -expm1(-probe / G) * 2 > probe;	/* the probe gives up */
+	struct mstep *s;
+
+	if (pass) {
+		raw = n;
+		parts = 0;
+	} else if (dvp <= limit) {
+		raw = 0;
+		parts = v * dvp;
+	} else {
+		parts = v * limit;
+		raw = n * (1 - limit / dvp);
+	}
+	msg = raw * 16 + parts * slot + v * v * AGG_HDR;
+	park = raw * 16 + parts * (slot + 16);
+	s = add(pl, "sample");
+	s->rand_r = v * dmin(256, nvp);
+	s = add(pl, "plan");
+	s->serial = qsort_secs(m, v * dmin(256, nvp));
+	s->coll = v * (256 * 8 + 8) + v * 16;
+	s = add(pl, "load+partition");
+	s->file_r = j->bytes;
+	s->reqs = v;
+	s->msg_w = msg;
+	s->xfer = msg * (p - 1) / p;
+	s->cpu = n / (pass ? m->agg_raw : m->agg_hash);
+	s = add(pl, "merge");
+	s->msg_r = msg;
+	s->msg_w = park;
+	s->cpu = (raw + parts) / m->agg_merge;
+	s->coll = v * AGG_INFO;
+	s = add(pl, "write");
+	s->msg_r = park;
+	s->file_w = G * -expm1(-n / G) * j->line;
+	s->reqs = v + ceil(s->file_w / MIB);	/* 1 MiB output blocks */
+	s->cpu = (raw + parts) / m->agg_write;
+}
+
+/* sgd.c: one superstep per H local steps of every shard, one at the end */
+static void build_sgd(const struct mjob *j, const struct mparams *m, struct mplan *pl)
+{
+	double rowb = (1 + j->dim) * 4.0, n = floor((j->bytes - 16) / rowb);
+	double per = j->sync_bsp ? j->batch : j->batch * j->local_steps;
+	double spe = ceil(ceil(n / j->shards) / per), rows = n / spe;
+	struct mstep *s;
+
+	s = add(pl, "train");
+	s->reps = spe * j->epochs;
+	s->file_r = rows * rowb;
+	s->reqs = j->shards * ceil(rows * rowb / j->shards / (4 * MIB));	/* <= 4 MiB blocks */
+	s->cpu = rows * j->dim / m->sgd;
+	s->coll = j->p * (j->dim + 1 + 7) * 8.0;
+	add(pl, "end");
+}
+
+static void build(const struct mjob *j, const struct mparams *m, struct mplan *pl)
+{
+	pl->n = 0;
+	if (j->algo == A_SORT)
+		build_sort(j, m, pl);
+	else if (j->algo == A_AGG)
+		build_agg(j, m, pl);
+	else
+		build_sgd(j, m, pl);
+}
+
+/* -- equation (2) -- */
+
+struct mtime {
+	double t, disk, cpu, chain, comm;
+	const char *bound;
+};
+
+static void step_time(const struct mstep *s, const struct mjob *j, const struct mparams *m,
+		      const struct mlayout *L, struct mtime *o)
+{
+	/* the busiest node's share of the work: its ranks host ceil(v/p) VPs
+	 * each; nn = 1 / share is the number of nodes the work spreads over */
+	double rpn = (double)j->p / L->nodes, t = rpn * j->k;
+	double nn = 1 / dmin(1, rpn * ceil((double)j->v / j->p) / j->v);
+	double cu = dmin(t, L->cores * t / (t + L->load));	/* CFS: t of t + load threads */
+	double file = (s->file_r / L->read_bw + s->file_w / L->write_bw) / nn;
+	double mr = dmax(s->msg_r / L->read_bw, s->msg_r / j->chunk / L->iops) / nn;
+	double cpu = (s->cpu + j->v * m->vp_secs) / nn;
+
+	o->disk = file + mr + s->msg_w / nn / L->write_bw + s->rand_r / nn / L->iops;
+	o->cpu = cpu / cu;
+	o->chain = (file + s->reqs * L->lat / nn + cpu) / t;
+	o->comm = s->xfer / j->p * L->g + s->coll * L->g;
+	o->t = dmax(o->disk, dmax(o->cpu, o->chain));
+	o->bound = o->t == o->disk ? "disk" : o->t == o->cpu ? "cpu" : "chain";
+	o->t += o->comm + s->serial + L->l;
+}
+
+/* ---- the measured side: --stats-json with "steps" ---- */
+
+struct meas {
+	double secs, bytes, v, k, p, mem;
+	double io;		/* bytes read and written, all ranks */
+	double cpu;		/* CPU seconds: rank 0's steps times p */
+	double *steps;		/* seconds per superstep */
+	unsigned nsteps;
+};
+
+static int json_num(const char *s, const char *key, double *out)
+{
+	char pat[64];
+	const char *q;
+
+	snprintf(pat, sizeof(pat), "\"%s\":", key);
+	q = strstr(s, pat);
+	if (!q)
+		return -1;
+	*out = strtod(q + strlen(pat), NULL);
+	return 0;
+}
+
+static int meas_read(const char *path, struct meas *ms)
+{
+	FILE *f = fopen(path, "r");
+	char *buf, *q;
+	long len;
+
+	memset(ms, 0, sizeof(*ms));
+	if (!f) {
+		cli_error("model: cannot read '%s': %s", path, strerror(errno));
+		return CLI_EXIT_FAIL;
+	}
+	fseek(f, 0, SEEK_END);
+	len = ftell(f);
+	rewind(f);
+	buf = calloc(1, len > 0 ? (size_t)len + 1 : 1);
+	if (!buf || (len > 0 && fread(buf, 1, (size_t)len, f) != (size_t)len)) {
+		fclose(f);
+		free(buf);
+		cli_error("model: cannot read '%s'", path);
+		return CLI_EXIT_FAIL;
+	}
+	fclose(f);
+	q = strstr(buf, "\"steps\":");
+	if (q)
+		*q = '\0';	/* top-level keys before the array */
+	if (json_num(buf, "secs", &ms->secs) || json_num(buf, "bytes", &ms->bytes)) {
+		free(buf);
+		cli_error("model: %s: not a --stats-json file (no \"secs\" and \"bytes\")", path);
+		return CLI_EXIT_FAIL;
+	}
+	json_num(buf, "v", &ms->v);
+	json_num(buf, "k", &ms->k);
+	json_num(buf, "p", &ms->p);
+	json_num(buf, "mem", &ms->mem);
+	{
+		static const char *const io[] = { "ctx_read", "ctx_written", "msg_read",
+						  "msg_written", "file_read", "file_written" };
+		unsigned i;
+		double x;
+
+		for (i = 0; i < 6; i++)
+			if (!json_num(buf, io[i], &x))
+				ms->io += x;
+	}
+	if (q) {
+		char *o = q + 1, *c;
+
+		ms->steps = calloc(strlen(o) / 8 + 1, sizeof(double));
+		while (ms->steps && (o = strstr(o, "{\"secs\":")) != NULL) {
+			ms->steps[ms->nsteps++] = strtod(o + 8, NULL);
+			c = strstr(o, "\"cpu\":");
+			if (c)
+				ms->cpu += strtod(c + 6, NULL) * (ms->p > 1 ? ms->p : 1);
+			o++;
+		}
+	}
+	free(buf);
+	return 0;
+}
+
+/* ---- per-superstep statistics of a run (for --stats-json) ---- */
+
+struct rec_step {
+	double secs, compute, io_wait;
+	double cpu;		/* CPU seconds of this process (rank) */
+	uint64_t b[7];		/* ctx r/w, msg r/w, file r/w, h */
+};
+
+static struct {
+	struct rec_step *s;
+	size_t n, cap;
+	struct pems_stats last;
+	double last_cpu;
+} rec;
+
+static double cpu_now(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void stats_vec(const struct pems_stats *st, uint64_t *b)
+{
+	b[0] = st->ctx_read;
+	b[1] = st->ctx_written;
+	b[2] = st->msg_read;
+	b[3] = st->msg_written;
+	b[4] = st->file_read;
+	b[5] = st->file_written;
+	b[6] = st->h_bytes;
+}
+
+static void rec_add(const struct pems_stats *st, double scale)
+{
+	uint64_t a[7], b[7];
+	struct rec_step *x;
+	unsigned i;
+
+	if (rec.n == rec.cap) {
+		size_t cap = rec.cap ? rec.cap * 2 : 64;
+		struct rec_step *n = realloc(rec.s, cap * sizeof(*n));
+
+		if (!n)
+			return;		/* statistics only: drop the rest */
+		rec.s = n;
+		rec.cap = cap;
+	}
+	x = &rec.s[rec.n++];
+	stats_vec(st, a);
+	stats_vec(&rec.last, b);
+	x->secs = st->total_secs - rec.last.total_secs;
+	x->cpu = cpu_now(CLOCK_PROCESS_CPUTIME_ID) - rec.last_cpu;
+	rec.last_cpu += x->cpu;
+	x->compute = st->compute_secs / scale - rec.last.compute_secs;
+	x->io_wait = st->io_wait_secs / scale - rec.last.io_wait_secs;
+	for (i = 0; i < 7; i++)
+		x->b[i] = a[i] / scale > b[i] ? (uint64_t)(a[i] / scale) - b[i] : 0;
+	rec.last = *st;
+}
+
+/* after each barrier, on every rank (pems_set_progress) */
+static void rec_hook(uint64_t superstep, void *arg)
+{
+	struct pems_stats st;
+
+	(void)superstep;
+	(void)arg;
+	pems_get_stats(&st);	/* this rank's, so far */
+	rec_add(&st, 1);
+}
+
+void cli_steps_begin(void)
+{
+	free(rec.s);
+	memset(&rec, 0, sizeof(rec));
+	rec.last_cpu = cpu_now(CLOCK_PROCESS_CPUTIME_ID);
+	pems_set_progress(rec_hook, NULL);
+}
+
+/* The last superstep from the final totals (@st: all ranks' sums, so the
+ * last superstep's bytes are the mean over ranks when p > 1). */
+static void rec_finish(const struct pems_stats *st, unsigned p)
+{
+	rec_add(st, p);
+	pems_set_progress(NULL, NULL);
+}
+
+void cli_steps_json(FILE *f, const struct pems_stats *st)
+{
+	const struct pems_config *cfg = pems_current_config();
+	unsigned p = pems_nranks();
+	size_t i;
+
+	rec_finish(st, p);
+	fprintf(f, ", \"v\": %u, \"k\": %u, \"p\": %u, \"mem\": %zu, \"steps\": [",
+		cfg->procs, cfg->threads, p, cfg->mem);
+	for (i = 0; i < rec.n; i++) {
+		const struct rec_step *x = &rec.s[i];
+
+		fprintf(f, "%s\n  {\"secs\": %.6f, \"cpu\": %.6f, \"compute\": %.6f, \"io_wait\": %.6f,"
+			" \"ctx_read\": %llu, \"ctx_written\": %llu, \"msg_read\": %llu,"
+			" \"msg_written\": %llu, \"file_read\": %llu, \"file_written\": %llu,"
+			" \"h\": %llu}", i ? "," : "", x->secs, x->cpu, x->compute, x->io_wait,
+			(unsigned long long)x->b[0], (unsigned long long)x->b[1],
+			(unsigned long long)x->b[2], (unsigned long long)x->b[3],
+			(unsigned long long)x->b[4], (unsigned long long)x->b[5],
+			(unsigned long long)x->b[6]);
+	}
+	fputs("]", f);
+	free(rec.s);
+	memset(&rec, 0, sizeof(rec));
+}
+
+/* ---- options shared by predict and project ---- */
+
+enum {
+	OPT_PARAMS = CLI_OPT_FIRST_LOCAL, OPT_SIZE, OPT_PMPI, OPT_GROUPS, OPT_STATE,
+	OPT_LINE, OPT_DIM, OPT_EPOCHS, OPT_BATCH, OPT_LSTEPS, OPT_SYNC, OPT_SHARDS,
+	OPT_JSON, OPT_NODES, OPT_GBIT, OPT_LAT, OPT_MSGO, OPT_PERNODE, OPT_OUT,
+	OPT_SHM, OPT_KSIZE, OPT_BSPCSV, OPT_BASE, OPT_RBW, OPT_WBW,
+};
+
+struct margs {
+	const char *cmd;
+	const char *params, *json, *out, *tmp, *shm, *bspcsv, *base;
+	struct mjob job;
+	bool have_size, per_node;
+	char nodes[256];
+	double gbit, lat, msgo, ksize;
+	double rbw, wbw;	/* project: per-node disk, 0 = calibrated */
+};
+
+static int num_opt(const char *cmd, const char *name, const char *arg, bool size, double *out)
+{
+	uint64_t v;
+	char *end;
+
+	if (!size) {
+		*out = strtod(arg, &end);
+		if (end != arg && !*end && *out >= 0)
+			return 0;
+	} else if (!cli_parse_u64(arg, true, &v)) {
+		*out = (double)v;
+		return 0;
+	}
+	return cli_usage("%s: --%s %s: not a %s", cmd, name, arg, size ? "size (e.g. 4G)" : "number");
+}
+
+static int m_option(void *ctx, int c, const char *arg)
+{
+	struct margs *a = ctx;
+	struct mjob *j = &a->job;
+	double x = 0;
+	int rc = 0;
+
+	switch (c) {
+	case CLI_OPT_FORMAT:
+		if (strcmp(arg, "u64") && strcmp(arg, "rec100") && strcmp(arg, "kv") &&
+		    strcmp(arg, "dense"))
+			return cli_usage("%s: --format %s: the model knows u64, rec100 (sort), kv (aggregate) and dense (sgd)",
+					 a->cmd, arg);
+		j->rec100 = !strcmp(arg, "rec100");
+		return 0;
+	case CLI_OPT_MEM: rc = num_opt(a->cmd, "mem", arg, true, &j->mem); break;
+	case CLI_OPT_PROCS: rc = num_opt(a->cmd, "procs", arg, false, &x); j->v = (unsigned)x; break;
+	case CLI_OPT_THREADS: rc = num_opt(a->cmd, "threads", arg, false, &x); j->k = (unsigned)x; break;
+	case CLI_OPT_TMP: a->tmp = arg; break;
+	case OPT_PARAMS: a->params = arg; break;
+	case OPT_OUT: a->out = arg; break;
+	case OPT_SHM: a->shm = arg; break;
+	case OPT_BSPCSV: a->bspcsv = arg; break;
+	case OPT_BASE: a->base = arg; break;
+	case OPT_JSON: a->json = arg; break;
+	case OPT_SIZE: rc = num_opt(a->cmd, "size", arg, true, &j->bytes); a->have_size = true; break;
+	case OPT_PERNODE: rc = num_opt(a->cmd, "size-per-node", arg, true, &j->bytes);
+		a->have_size = a->per_node = true; break;
+	case OPT_KSIZE: rc = num_opt(a->cmd, "kernel-size", arg, true, &a->ksize); break;
+	case OPT_PMPI: rc = num_opt(a->cmd, "procs-mpi", arg, false, &x); j->p = (unsigned)x; break;
+	case OPT_GROUPS: rc = num_opt(a->cmd, "groups", arg, true, &j->groups); break;
+	case OPT_STATE: rc = num_opt(a->cmd, "state-bytes", arg, false, &j->state); break;
+	case OPT_LINE: rc = num_opt(a->cmd, "line-bytes", arg, false, &j->line); break;
+	case OPT_DIM: rc = num_opt(a->cmd, "dim", arg, false, &x); j->dim = (unsigned)x; break;
+	case OPT_EPOCHS: rc = num_opt(a->cmd, "epochs", arg, false, &x); j->epochs = (unsigned)x; break;
+	case OPT_BATCH: rc = num_opt(a->cmd, "batch", arg, true, &j->batch); break;
+	case OPT_LSTEPS: rc = num_opt(a->cmd, "local-steps", arg, false, &x); j->local_steps = (unsigned)x; break;
+	case OPT_SHARDS: rc = num_opt(a->cmd, "shards", arg, false, &x); j->shards = (unsigned)x; break;
+	case OPT_SYNC:
+		if (strcmp(arg, "bsp") && strcmp(arg, "local"))
+			return cli_usage("%s: --sync %s: use bsp or local", a->cmd, arg);
+		j->sync_bsp = !strcmp(arg, "bsp");
+		break;
+	case OPT_NODES:
+		snprintf(a->nodes, sizeof(a->nodes), "%s", arg);
+		break;
+	case OPT_GBIT: rc = num_opt(a->cmd, "net-gbit", arg, false, &a->gbit); break;
+	case OPT_LAT: rc = num_opt(a->cmd, "net-latency", arg, false, &a->lat); break;
+	case OPT_MSGO: rc = num_opt(a->cmd, "msg-overhead", arg, false, &a->msgo); break;
+	case OPT_RBW: rc = num_opt(a->cmd, "read-bw", arg, true, &a->rbw); break;
+	case OPT_WBW: rc = num_opt(a->cmd, "write-bw", arg, true, &a->wbw); break;
+	default:
+		return cli_usage("%s: internal error: option %d", a->cmd, c);
+	}
+	return rc;
+}
+
+static const struct option m_longopts[] = {
+	{ "help", no_argument, NULL, CLI_OPT_HELP },
+	{ "format", required_argument, NULL, CLI_OPT_FORMAT },
+	{ "mem", required_argument, NULL, CLI_OPT_MEM },
+	{ "procs", required_argument, NULL, CLI_OPT_PROCS },
+	{ "threads", required_argument, NULL, CLI_OPT_THREADS },
+	{ "tmp", required_argument, NULL, CLI_OPT_TMP },
+	{ "params", required_argument, NULL, OPT_PARAMS },
+	{ "out", required_argument, NULL, OPT_OUT },
+	{ "shm", required_argument, NULL, OPT_SHM },
+	{ "bsp-params", required_argument, NULL, OPT_BSPCSV },
+	{ "base", required_argument, NULL, OPT_BASE },
+	{ "kernel-size", required_argument, NULL, OPT_KSIZE },
+	{ "size", required_argument, NULL, OPT_SIZE },
+	{ "size-per-node", required_argument, NULL, OPT_PERNODE },
+	{ "procs-mpi", required_argument, NULL, OPT_PMPI },
+	{ "groups", required_argument, NULL, OPT_GROUPS },
+	{ "state-bytes", required_argument, NULL, OPT_STATE },
+	{ "line-bytes", required_argument, NULL, OPT_LINE },
+	{ "dim", required_argument, NULL, OPT_DIM },
+	{ "epochs", required_argument, NULL, OPT_EPOCHS },
+	{ "batch", required_argument, NULL, OPT_BATCH },
+	{ "local-steps", required_argument, NULL, OPT_LSTEPS },
+	{ "sync", required_argument, NULL, OPT_SYNC },
+	{ "shards", required_argument, NULL, OPT_SHARDS },
+	{ "stats-json", required_argument, NULL, OPT_JSON },
+	{ "nodes", required_argument, NULL, OPT_NODES },
+	{ "net-gbit", required_argument, NULL, OPT_GBIT },
+	{ "net-latency", required_argument, NULL, OPT_LAT },
+	{ "msg-overhead", required_argument, NULL, OPT_MSGO },
+	{ "read-bw", required_argument, NULL, OPT_RBW },
+	{ "write-bw", required_argument, NULL, OPT_WBW },
+	{ NULL, 0, NULL, 0 }
+};
+
+static const char model_help[] =
+	"Usage: pems-run model calibrate [--out FILE] [--tmp DIR] [--shm DIR]\n"
+	"                                [--size SIZE] [--kernel-size SIZE] [--bsp-params CSV]\n"
+	"                                [--base FILE]\n"
+	"       pems-run model predict ALGO [job options] [--params FILE] [--stats-json RUN]\n"
+	"       pems-run model project ALGO [job options] [--params FILE] --nodes LIST\n"
+	"                                [--net-gbit G] [--net-latency S] [--msg-overhead S]\n"
+	"                                [--read-bw B] [--write-bw B]\n"
+	"A BSP cost model of the bundled algorithms (docs/cost-model.md): per\n"
+	"superstep, max(disk, compute / cores, synchronous I/O + compute per worker)\n"
+	"+ h*g + l, from this machine's measured parameters.\n"
+	"\n"
+	"calibrate: measure disk bandwidth and IOPS through the runtime (on --tmp),\n"
+	"the algorithms' kernels on data in memory (--shm, default /dev/shm; input\n"
+	"--kernel-size each, default 256M), the superstep latency; g and l of\n"
+	"p > 1 ranks come from bench/bsp-params.sh's CSV (--bsp-params).  Writes\n"
+	"--out (default pems-model.params).  --base FILE keeps FILE's kernel rates,\n"
+	"g and l and measures only what the other load on the machine changes: the\n"
+	"CPU share, the disk, the superstep latency (seconds instead of a minute).\n"
+	"\n"
+	"predict ALGO (sort, aggregate or sgd): the predicted time per superstep\n"
+	"and in total.  --stats-json RUN (written by 'pems-run ALGO --stats-json')\n"
+	"adds the measured times next to them and takes v, k, p, --mem and the\n"
+	"size from the run unless given.\n"
+	"\n"
+	"project ALGO: one rank per node, each node like this machine (cores,\n"
+	"disk, or --read-bw/--write-bw bytes/s per node) with no other load;\n"
+	"--nodes 1,10,100,1000; --size is the total (strong scaling) or\n"
+	"--size-per-node (weak scaling); network --net-gbit (default 10) and\n"
+	"--net-latency seconds (default 20e-6), --msg-overhead seconds per\n"
+	"message (default 2e-6).\n"
+	"\n"
+	"Job options:\n"
+	"  --size SIZE        input bytes (K/M/G suffixes)\n"
+	"  --format FMT       sort: u64 (default) or rec100\n"
+	"  --mem SIZE         memory budget per rank (default 1G)\n"
+	"  --procs-mpi P      ranks (default 1)\n"
+	"  --procs V          VPs (default: as the algorithm plans them)\n"
+	"  --threads K        workers per rank (default: the calibrated cores)\n"
+	"  --groups G         aggregate: distinct keys (default 1M)\n"
+	"  --state-bytes B    aggregate: bytes of the aggregate states (default 24:\n"
+	"                     count,sum)\n"
+	"  --line-bytes B     aggregate: output bytes per group (default 33)\n"
+	"  --dim D --epochs E --batch B --local-steps H --sync bsp|local --shards S\n"
+	"                     sgd (defaults 64, 1, 64, 64, local, 16)\n"
+	"  -h, --help         show this help\n"
+	"\n"
+	"Output: a table, then one line 'model=ALGO ... predicted_secs=..\n"
+	"[measured_secs=.. ratio=..]' (project: one 'projection=..' line per node\n"
+	"count).  Exit status: 0 ok, 1 runtime failure, 2 usage error.\n";
+
+static void job_defaults(struct mjob *j)
+{
+	memset(j, 0, sizeof(*j));
+	j->mem = 1024 * MIB;
+	j->groups = 1 << 20;
+	j->state = 24;
+	j->line = 33;
+	j->dim = 64;
+	j->epochs = 1;
+	j->batch = 64;
+	j->local_steps = 64;
+	j->shards = 16;
+}
+
+/* @argv[0] is the subcommand (calibrate, predict, project) */
+static int parse(int argc, char **argv, struct margs *a)
+{
+	static const char *const help[] = { model_help, NULL };
+
+	optind = 0;	/* full re-initialisation of getopt */
+	return cli_getopt(argc, argv, a->cmd, m_longopts, help, m_option, a);
+}
+
+static int algo_of(const char *cmd, const char *name, struct mjob *j)
+{
+	if (!name)
+		return cli_usage("%s: expected ALGO (sort, aggregate or sgd)", cmd);
+	if (!strcmp(name, "sort"))
+		j->algo = A_SORT;
+	else if (!strcmp(name, "aggregate"))
+		j->algo = A_AGG;
+	else if (!strcmp(name, "sgd"))
+		j->algo = A_SGD;
+	else
+		return cli_usage("%s: unknown ALGO '%s'; use sort, aggregate or sgd", cmd, name);
+	return 0;
+}
+
+/* ---- predict ---- */
+
+static void print_row(unsigned first, const struct mstep *s, const struct mtime *t,
+		      const struct meas *ms)
+{
+	double pred = t->t * s->reps;
+	char idx[32];
+
+	if (s->reps > 1)
+		snprintf(idx, sizeof(idx), "%u-%u", first, first + (unsigned)s->reps - 1);
+	else
+		snprintf(idx, sizeof(idx), "%u", first);
+	printf("%-9s %-15s %8.3f %8.3f %8.3f %8.3f %-6s %9.3f", idx, s->name,
+	       t->disk * s->reps, t->cpu * s->reps, t->chain * s->reps,
+	       (t->t - dmax(t->disk, dmax(t->cpu, t->chain))) * s->reps, t->bound, pred);
+	if (ms && ms->nsteps >= first + s->reps) {
+		double x = 0;
+		unsigned i;
+
+		for (i = first; i < first + (unsigned)s->reps; i++)
+			x += ms->steps[i];
+		printf(" %9.3f %6.2f", x, x > 0 ? pred / x : 0);
+	}
+	putchar('\n');
+}
+
+static const char *algo_name(enum malgo a)
+{
+	return a == A_SORT ? "sort" : a == A_AGG ? "aggregate" : "sgd";
+}
+
+/* Predict @j on @L; prints the table when @print; returns total seconds. */
+/* the model's work: core-seconds of the kernels, bytes of disk traffic */
+struct mwork {
+	double cpu, io;
+};
+
+static double predict(struct mjob *j, const struct mparams *m, const struct mlayout *L,
+		      const struct meas *ms, bool print, struct mwork *w)
+{
+	struct mplan pl;
+	struct mtime t;
+	double total = params_setup(m, j->p);
+	unsigned i, first = 0;
+
+	build(j, m, &pl);
+	if (w) {
+		memset(w, 0, sizeof(*w));
+		for (i = 0; i < pl.n; i++) {
+			const struct mstep *s = &pl.s[i];
+
+			w->cpu += s->cpu * s->reps;
+			w->io += (s->file_r + s->file_w + s->msg_r + s->msg_w + s->rand_r * 4096) * s->reps;
+		}
+	}
+	if (print)
+		printf("%-9s %-15s %8s %8s %8s %8s %-6s %9s%s\n", "superstep", "phase", "disk_s",
+		       "cpu_s", "chain_s", "sync_s", "bound", "predicted",
+		       ms && ms->nsteps ? "  measured  ratio" : "");
+	for (i = 0; i < pl.n; i++) {
+		step_time(&pl.s[i], j, m, L, &t);
+		total += t.t * pl.s[i].reps;
+		if (print)
+			print_row(first, &pl.s[i], &t, ms);
+		first += (unsigned)pl.s[i].reps;
+	}
+	if (print) {
+		printf("%-9s %-15s %44s %9.3f", "", "setup", "", params_setup(m, j->p));
+		if (ms && ms->nsteps) {
+			double x = ms->secs;
+
+			for (i = 0; i < ms->nsteps; i++)
+				x -= ms->steps[i];
+			printf(" %9.3f", x);
+		}
+		printf("\n%-9s %-15s %44s %9.3f", "", "total", "", total);
+		if (ms)
+			printf(" %9.3f %6.2f", ms->secs, total / ms->secs);
+		putchar('\n');
+	}
+	return total;
+}
+
+static int job_finish(struct margs *a, const struct mparams *m, const struct meas *ms)
+{
+	struct mjob *j = &a->job;
+
+	if (ms) {
+		if (!a->have_size)
+			j->bytes = j->algo == A_SGD ? ms->bytes / (j->epochs ? j->epochs : 1) : ms->bytes;
+		if (!j->p && ms->p)
+			j->p = (unsigned)ms->p;
+		if (!j->v && ms->v)
+			j->v = (unsigned)ms->v;
+		if (!j->k && ms->k)
+			j->k = (unsigned)ms->k;
+		if (ms->mem)
+			j->mem = ms->mem;
+	}
+	if (!j->p)
+		j->p = 1;
+	if (!j->k)
+		j->k = (unsigned)m->cores;
+	if (!(j->bytes > 0))
+		return cli_usage("%s: --size is required (or --stats-json of a run)", a->cmd);
+	if (j->algo == A_SGD && (!j->dim || !j->shards || !j->batch || !j->local_steps || !j->epochs))
+		return cli_usage("%s: --dim, --shards, --batch, --local-steps and --epochs must be positive",
+				 a->cmd);
+	if (j->algo == A_AGG && !(j->groups >= 1))
+		return cli_usage("%s: --groups must be at least 1", a->cmd);
+	if (plan_job(j)) {
+		char b[32], mm[32];
+
+		cli_error("%s: --mem %s cannot hold %s of %s input (the planner finds no v)", a->cmd,
+			  cli_human((uint64_t)j->mem, mm, sizeof(mm)),
+			  cli_human((uint64_t)j->bytes, b, sizeof(b)), algo_name(j->algo));
+		return CLI_EXIT_FAIL;
+	}
+	return 0;
+}
+
+static int cmd_predict(int argc, char **argv)
+{
+	struct margs a = { .cmd = "model predict", .params = "pems-model.params" };
+	struct mparams m;
+	struct meas ms;
+	struct mlayout L;
+	struct mwork w;
+	double total;
+	char b[32];
+	int rc;
+
+	job_defaults(&a.job);
+	rc = parse(argc - 1, argv + 1, &a);
+	if (rc)
+		return rc < 0 ? CLI_EXIT_OK : rc;
+	argc--;
+	argv++;
+	rc = algo_of(a.cmd, optind < argc ? argv[optind] : NULL, &a.job);
+	if (rc)
+		return rc;
+	if (optind + 1 != argc)
+		return cli_usage("%s: expected one ALGO; see 'pems-run model --help'", a.cmd);
+	if ((rc = params_read(a.params, &m)) != 0)
+		return rc;
+	if (a.json && (rc = meas_read(a.json, &ms)) != 0)
+		return rc;
+	rc = job_finish(&a, &m, a.json ? &ms : NULL);
+	if (rc)
+		goto out;
+	L = (struct mlayout){ .nodes = 1, .cores = m.cores, .load = m.load, .lat = m.lat, .read_bw = m.read_bw,
+			      .write_bw = m.write_bw, .iops = m.iops };
+	if (params_bsp(&m, a.job.p, &L.l, &L.g)) {
+		rc = cli_usage("%s: %s has no 'bsp %u ...' line; calibrate with --bsp-params from bench/bsp-params.sh",
+			       a.cmd, a.params, a.job.p);
+		goto out;
+	}
+	printf("model: %s%s %s, p=%u v=%u k=%u M=%s chunk=%.0fK; parameters %s (%s)\n",
+	       algo_name(a.job.algo), a.job.algo == A_SORT ? (a.job.rec100 ? " rec100" : " u64") : "",
+	       cli_human((uint64_t)a.job.bytes, b, sizeof(b)), a.job.p, a.job.v, a.job.k,
+	       cli_human((uint64_t)a.job.mem, (char[32]){ 0 }, 32), a.job.chunk / 1024,
+	       a.params, m.date);
+	total = predict(&a.job, &m, &L, a.json ? &ms : NULL, true, &w);
+	printf("work: kernels %.2f core-s, disk traffic %.3f GB", w.cpu, w.io / 1e9);
+	if (a.json)
+		printf("; measured: CPU %.2f s (rank 0 x p, all threads), disk traffic %.3f GB",
+		       ms.cpu, ms.io / 1e9);
+	printf("\nmodel=%s bytes=%.0f p=%u v=%u k=%u predicted_secs=%.4f pred_cpu=%.3f pred_io=%.0f",
+	       algo_name(a.job.algo), a.job.bytes, a.job.p, a.job.v, a.job.k, total, w.cpu, w.io);
+	if (a.json)
+		printf(" measured_secs=%.4f meas_cpu=%.3f meas_io=%.0f ratio=%.4f", ms.secs, ms.cpu,
+		       ms.io, total / ms.secs);
+	putchar('\n');
+out:
+	if (a.json)
+		free(ms.steps);
+	return rc;
+}
+
+/* ---- project: one rank per node, nodes like this machine ---- */
+
+static int cmd_project(int argc, char **argv)
+{
+	struct margs a = { .cmd = "model project", .params = "pems-model.params", .gbit = 10,
+			   .lat = 20e-6, .msgo = 2e-6 };
+	struct mparams m;
+	double base = 0, per = 0;
+	char *tok, *save = NULL;
+	int rc;
+
+	job_defaults(&a.job);
+	snprintf(a.nodes, sizeof(a.nodes), "1,10,100,1000");
+	rc = parse(argc - 1, argv + 1, &a);
+	if (rc)
+		return rc < 0 ? CLI_EXIT_OK : rc;
+	argc--;
+	argv++;
+	rc = algo_of(a.cmd, optind < argc ? argv[optind] : NULL, &a.job);
+	if (rc)
+		return rc;
+	if (optind + 1 != argc)
+		return cli_usage("%s: expected one ALGO; see 'pems-run model --help'", a.cmd);
+	if (!a.have_size)
+		return cli_usage("%s: --size or --size-per-node is required", a.cmd);
+	if (!(a.gbit > 0))
+		return cli_usage("%s: --net-gbit must be positive", a.cmd);
+	if ((rc = params_read(a.params, &m)) != 0)
+		return rc;
+	per = a.job.bytes;
+	printf("%-6s %8s %10s %7s %9s %10s %10s %8s  %s\n", "nodes", "v", "bytes", "chunk",
+	       "l_ms", "secs", "speedup", "eff", "largest superstep");
+	for (tok = strtok_r(a.nodes, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		struct mjob j = a.job;
+		struct mlayout L = { .cores = m.cores, .lat = m.lat,
+				     .read_bw = a.rbw ? a.rbw : m.read_bw,
+				     .write_bw = a.wbw ? a.wbw : m.write_bw,
+				     .iops = m.iops, .g = 8 / (a.gbit * 1e9) };	/* load 0 */
+		double n = strtod(tok, NULL), l1 = 0, g1, t, sp;
+		struct mplan pl;
+		struct mtime mt;
+		unsigned i, worst = 0;
+		double wt = -1;
+
+		if (!(n >= 1))
+			return cli_usage("%s: --nodes %s: not a node count", a.cmd, tok);
+		j.p = (unsigned)n;
+		j.k = j.k ? j.k : (unsigned)m.cores;
+		if (j.algo == A_SGD && j.shards < j.p * j.k)
+			j.shards = j.p * j.k;	/* v = S must cover every worker */
+		j.v = a.job.v;
+		j.bytes = a.per_node ? per * n : per;
+		L.nodes = n;
+		params_bsp(&m, 1, &l1, &g1);
+		L.l = l1 + (n - 1) * a.msgo + 6 * ceil(log2(n)) * a.lat;
+		if (plan_job(&j)) {
+			printf("%-6.0f %8s %10.3g %7s %9s %10s %10s %8s  does not fit: --mem %.0f MiB cannot hold v's tables\n",
+			       n, "-", j.bytes, "-", "-", "-", "-", "-", j.mem / MIB);
+			printf("projection=%s nodes=%.0f fits=0\n", algo_name(j.algo), n);
+			continue;
+		}
+		t = predict(&j, &m, &L, NULL, false, NULL);
+		build(&j, &m, &pl);
+		for (i = 0; i < pl.n; i++) {
+			step_time(&pl.s[i], &j, &m, &L, &mt);
+			if (mt.t * pl.s[i].reps > wt) {
+				wt = mt.t * pl.s[i].reps;
+				worst = i;
+			}
+		}
+		if (!base)
+			base = a.per_node ? t / n : t * n;	/* one node's time per node-share */
+		sp = a.per_node ? base * n / t : base / t;
+		printf("%-6.0f %8u %10.3g %6.0fK %9.3f %10.3f %10.1f %7.0f%%  %s %.3f s\n", n, j.v,
+		       j.bytes, j.chunk / 1024, L.l * 1e3, t, sp, 100 * sp / n, pl.s[worst].name, wt);
+		printf("projection=%s nodes=%.0f bytes=%.0f v=%u predicted_secs=%.4f speedup=%.2f fits=1\n",
+		       algo_name(j.algo), n, j.bytes, j.v, t, sp);
+	}
+	return 0;
+}
+
+/* ---- calibrate ---- */
+
+struct cal {
+	const char *dir, *shm;
+	double size, ksize;
+	unsigned k;
+	struct mparams *m;
+};
+
+static double now_s(void) { return cli_now(); }
+
+static double copy_rate(void)
+{
+	size_t n = 64u << 20;
+	char *a = malloc(n), *b = malloc(n);
+	double t, best = 0;
+	int i;
+
+	if (!a || !b) {
+		free(a);
+		free(b);
+		return 0;
+	}
+	memset(a, 1, n);
+	memset(b, 2, n);
+	for (i = 0; i < 5; i++) {
+		t = cpu_now(CLOCK_THREAD_CPUTIME_ID);
+		memcpy(i % 2 ? a : b, i % 2 ? b : a, n);
+		t = cpu_now(CLOCK_THREAD_CPUTIME_ID) - t;
+		if (t > 0 && n / t > best)
+			best = n / t;
+	}
+	free(a);
+	free(b);
+	return best;
+}
+
+struct qkey { uint64_t hi, lo, idx; };
+
+static int qcmp(const void *x, const void *y)
+{
+	const struct qkey *a = x, *b = y;
+
+	if (a->hi != b->hi)
+		return a->hi < b->hi ? -1 : 1;
+	return a->idx < b->idx ? -1 : a->idx > b->idx;
+}
+
+static double qsort_rate(void)
+{
+	size_t n = 1u << 20, i;
+	struct qkey *k = malloc(n * sizeof(*k));
+	uint64_t x = 88172645463325252ull;
+	double t;
+
+	if (!k)
+		return 0;
+	for (i = 0; i < n; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		k[i] = (struct qkey){ x, 0, i };
+	}
+	t = cpu_now(CLOCK_THREAD_CPUTIME_ID);
+	qsort(k, n, sizeof(*k), qcmp);
+	t = cpu_now(CLOCK_THREAD_CPUTIME_ID) - t;
+	free(k);
+	return t / (n * log2((double)n)) * 1e9;
+}
+
+/* -- CPU share: k threads spinning get s_k cores; under CFS that is
+ * min(k, c*k/(k+L)) with L runnable threads of others, so L = c*k/s_k - k -- */
+
+static void *spin(void *arg)
+{
+	double *cpu = arg, t0 = cli_now();
+	volatile uint64_t x = 0;
+
+	while (cli_now() - t0 < 1.0)
+		x = x * 6364136223846793005ull + 1;
+	*cpu = cpu_now(CLOCK_THREAD_CPUTIME_ID);
+	return NULL;
+}
+
+static double background_load(unsigned k, double cores)
+{
+	pthread_t th[64];
+	double cpu[64], share = 0, t0 = cli_now();
+	unsigned i, n = 0;
+
+	for (i = 0; i < k && i < 64; i++)
+		if (!pthread_create(&th[n], NULL, spin, &cpu[n]))
+			n++;
+	for (i = 0; i < n; i++) {
+		pthread_join(th[i], NULL);
+		share += cpu[i];
+	}
+	share /= cli_now() - t0;
+	if (!n || share <= 0)
+		return 0;
+	return dmax(0, dmin(cores, n) * n / share - n);
+}
+
+/* -- disk: three supersteps of every worker's VP -- */
+
+struct disk_job {
+	int fd;
+	double per_vp;		/* bytes */
+	unsigned rounds;	/* of 32 random 4 KiB reads */
+};
+
+static void disk_spmd(void *arg)
+{
+	struct disk_job *d = arg;
+	size_t blk = 64u << 20, off0 = (size_t)d->per_vp * bsp_pid(), o;
+	char *buf = pems_malloc(blk);
+	uint64_t offs[32], x = 0x9e3779b97f4a7c15ull * (bsp_pid() + 1);
+	unsigned r, i;
+
+	memset(buf, 0x5a, blk);
+	for (o = 0; o < d->per_vp; o += blk)
+		if (pems_file_write(d->fd, buf, blk, off0 + o) != (long long)blk)
+			bsp_abort("pems: error: model calibrate: writing the test file failed");
+	bsp_sync();
+	for (o = 0; o < d->per_vp; o += blk)
+		if (pems_file_read(d->fd, buf, blk, off0 + o) != (long long)blk)
+			bsp_abort("pems: error: model calibrate: reading the test file failed");
+	bsp_sync();
+	for (r = 0; r < d->rounds; r++) {
+		for (i = 0; i < 32; i++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			offs[i] = x % (uint64_t)(d->per_vp * bsp_nprocs() / 4096) * 4096;
+		}
+		if (pems_file_read_pieces(d->fd, buf, offs, 32, 4096) != 32 * 4096)
+			bsp_abort("pems: error: model calibrate: random reads failed");
+	}
+	bsp_sync();
+	for (r = 0; r < d->rounds * 4; r++) {	/* one at a time */
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		if (pems_file_read(d->fd, buf, 4096, x % (uint64_t)(d->per_vp * bsp_nprocs() / 4096) * 4096) != 4096)
+			bsp_abort("pems: error: model calibrate: random reads failed");
+	}
+	pems_free(buf);
+}
+
+static int configure(unsigned procs, unsigned k, size_t mu, size_t mem, const char *tmp)
+{
+	struct pems_config cfg;
+
+	pems_config_init(&cfg);
+	cfg.procs = procs;
+	cfg.threads = k;
+	cfg.mu = mu;
+	cfg.mem = mem;
+	cfg.tmp[0] = tmp;
+	cfg.ntmp = 1;
+	cfg.quiet = true;
+	cfg.stats = false;
+	cfg.stats_json = NULL;
+	return pems_configure(&cfg);
+}
+
+/* Run @fn under the step recorder; the seconds of each superstep in
+ * rec.s (p = 1).  Returns 0 or the algorithm's error. */
+static int recorded(int (*fn)(void *), void *arg, double *wall)
+{
+	struct pems_stats st;
+	double t = now_s();
+	int rc;
+
+	cli_steps_begin();
+	rc = fn(arg);
+	*wall = now_s() - t;
+	pems_get_stats(&st);
+	rec_finish(&st, 1);
+	return rc;
+}
+
+static int run_disk(void *arg)
+{
+	return pems_spmd(disk_spmd, arg);
+}
+
+static int cal_disk(struct cal *c)
+{
+	char path[4096];
+	struct disk_job d = { .rounds = 64 };
+	double wall;
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/pems-model-cal.%d", c->dir, (int)getpid());
+	d.per_vp = floor(c->size / c->k / (64 * MIB)) * 64 * MIB;
+	if (d.per_vp < 64 * MIB)
+		d.per_vp = 64 * MIB;
+	d.fd = pems_file_open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	if (d.fd < 0) {
+		cli_error("model calibrate: cannot create '%s': %s", path, strerror(-d.fd));
+		return CLI_EXIT_FAIL;
+	}
+	rc = configure(c->k, c->k, 80u << 20, (size_t)c->k * (80u << 20) + (256u << 20), c->dir);
+	if (!rc)
+		rc = recorded(run_disk, &d, &wall);
+	pems_file_close(d.fd);
+	unlink(path);
+	if (rc || rec.n < 4) {
+		cli_error("model calibrate: the disk test failed: %s", pems_strerror(rc));
+		return CLI_EXIT_FAIL;
+	}
+	c->m->write_bw = d.per_vp * c->k / rec.s[0].secs;
+	c->m->read_bw = d.per_vp * c->k / rec.s[1].secs;
+	c->m->iops = 32.0 * d.rounds * c->k / rec.s[2].secs;
+	c->m->lat = rec.s[3].secs / (4.0 * d.rounds);
+	return 0;
+}
+
+/* -- superstep latency and the per-VP cost of a superstep -- */
+
+struct empty_job { unsigned steps; };
+
+static void empty_spmd(void *arg)
+{
+	const struct empty_job *e = arg;
+	unsigned i;
+
+	for (i = 0; i < e->steps; i++)
+		bsp_sync();
+}
+
+static int run_empty(void *arg)
+{
+	return pems_spmd(empty_spmd, arg);
+}
+
+static double median_steps(size_t from)
+{
+	double *x = malloc(rec.n * sizeof(double)), mid;
+	size_t n = 0, i, j;
+
+	if (!x)
+		return 0;
+	for (i = from; i + 1 < rec.n; i++) {	/* not the last: it ends the run */
+		double y = rec.s[i].secs;
+
+		for (j = n++; j > 0 && x[j - 1] > y; j--)
+			x[j] = x[j - 1];
+		x[j] = y;
+	}
+	mid = n ? x[n / 2] : 0;
+	free(x);
+	return mid;
+}
+
+static int cal_latency(struct cal *c)
+{
+	struct empty_job e = { 200 };
+	double wall, l_small, l_big;
+	unsigned big = 256, i;
+
+	if (configure(c->k, c->k, 1u << 20, 256u << 20, c->dir) || recorded(run_empty, &e, &wall))
+		return -1;
+	l_small = median_steps(1);
+	if (configure(big, c->k, 1u << 20, 512u << 20, c->dir) || recorded(run_empty, &e, &wall))
+		return -1;
+	l_big = median_steps(1);
+	c->m->vp_secs = dmax(0, (l_big - l_small) * dmin(c->k, c->m->cores) / (big - c->k));
+	for (i = 0; i < c->m->nbsp && c->m->bsp[i].p != 1; i++)
+		;
+	if (i == c->m->nbsp) {
+		if (i == MAXBSP)
+			return -1;
+		c->m->nbsp++;
+		c->m->bsp[i].g = 0;
+	}
+	c->m->bsp[i].p = 1;
+	c->m->bsp[i].l = l_small;
+	return 0;
+}
+
+/* -- kernels: the real algorithms on data in memory -- */
+
+static int gen(const char *const *args)
+{
+	char *argv[16];
+	int argc = 0;
+
+	while (args[argc] && argc < 15) {
+		argv[argc] = (char *)args[argc];
+		argc++;
+	}
+	argv[argc] = NULL;
+	optind = 0;
+	return cli_gen_main(argc, argv);
+}
+
+/* CPU seconds of superstep @i without the copies tmpfs made */
+static double kernel_secs(const struct cal *c, size_t i)
+{
+	const struct rec_step *s = &rec.s[i];
+	double copied = (double)(s->b[0] + s->b[1] + s->b[2] + s->b[3] + s->b[4] + s->b[5]);
+
+	return dmax(s->cpu - copied / c->m->copy_bw, s->cpu * 0.1);
+}
+
+static int run_sort(void *arg) { return pems_sort(arg); }
+static int run_agg(void *arg) { return pems_aggregate(arg); }
+static int run_sgd(void *arg) { return pems_sgd(arg); }
+
+static int cal_run(struct cal *c, int (*fn)(void *), void *job, const char *what, double *wall)
+{
+	char scratch[4096];
+	int rc;
+
+	snprintf(scratch, sizeof(scratch), "%s", c->shm);
+	rc = configure(0, c->k, 0, 1024u << 20, scratch);
+	if (!rc)
+		rc = recorded(fn, job, wall);
+	if (rc) {
+		cli_error("model calibrate: the %s run failed: %s", what, pems_strerror(rc));
+		return CLI_EXIT_FAIL;
+	}
+	return 0;
+}
+
+static int cal_sort(struct cal *c, int rec100)
+{
+	char in[4096], out[4096], count[32];
+	struct pems_sort_job job = { .in = in, .out = out };
+	double wall, rs = rec100 ? 100 : 8;
+	int rc;
+
+	snprintf(in, sizeof(in), "%s/pems-model-cal.%d.in", c->shm, (int)getpid());
+	snprintf(out, sizeof(out), "%s/pems-model-cal.%d.out", c->shm, (int)getpid());
+	snprintf(count, sizeof(count), "%.0f", floor(c->ksize / rs));
+	job.fmt = rec100 ? PEMS_FMT_REC100 : PEMS_FMT_U64;
+	rc = gen((const char *const[]){ "gen", "--format", rec100 ? "rec100" : "u64",
+					"--count", count, "--seed", "7", "--quiet", in, NULL });
+	if (!rc)
+		rc = cal_run(c, run_sort, &job, "sort", &wall);
+	unlink(in);
+	unlink(out);
+	if (rc || rec.n != 4)
+		return CLI_EXIT_FAIL;
+	c->m->sort_part[rec100] = floor(c->ksize / rs) * rs / kernel_secs(c, 2);
+	c->m->sort_local[rec100] = floor(c->ksize / rs) * rs / kernel_secs(c, 3);
+	return 0;
+}
+
+/* setup: a 128 MiB sort with input, output and scratch on the disk */
+static int cal_setup(struct cal *c)
+{
+	char in[4096], out[4096];
+	struct pems_sort_job job = { .in = in, .out = out, .fmt = PEMS_FMT_U64 };
+	double wall, steps = 0;
+	size_t i;
+	int rc;
+
+	snprintf(in, sizeof(in), "%s/pems-model-cal.%d.in", c->dir, (int)getpid());
+	snprintf(out, sizeof(out), "%s/pems-model-cal.%d.out", c->dir, (int)getpid());
+	rc = gen((const char *const[]){ "gen", "--format", "u64", "--count", "16M", "--seed", "7",
+					"--quiet", in, NULL });
+	if (!rc)
+		rc = configure(0, c->k, 0, 1024u << 20, c->dir);
+	if (!rc)
+		rc = recorded(run_sort, &job, &wall);
+	unlink(in);
+	unlink(out);
+	if (rc) {
+		cli_error("model calibrate: the setup run failed: %s", pems_strerror(rc));
+		return CLI_EXIT_FAIL;
+	}
+	for (i = 0; i < rec.n; i++)
+		steps += rec.s[i].secs;
+	c->m->setup = dmax(0, wall - steps);
+	return 0;
+}
+
+static int cal_agg(struct cal *c, bool raw)
+{
+	char in[4096], out[4096], count[32];
+	struct pems_aggregate_job job = { .in = in, .out = out };
+	double wall, rows = floor(c->ksize / 16);
+	int rc;
+
+	snprintf(in, sizeof(in), "%s/pems-model-cal.%d.kv", c->shm, (int)getpid());
+	snprintf(out, sizeof(out), "%s/pems-model-cal.%d.csv", c->shm, (int)getpid());
+	snprintf(count, sizeof(count), "%.0f", rows);
+	job.aggs[0] = pems_aggregate_builtin("count");
+	job.aggs[1] = pems_aggregate_builtin("sum");
+	job.naggs = 2;
+	rc = gen((const char *const[]){ "gen", "--format", "kv", "--count", count, "--groups",
+					raw ? "1048576" : "1000", "--seed", "7", "--quiet", in, NULL });
+	if (!rc)
+		rc = cal_run(c, run_agg, &job, "aggregate", &wall);
+	unlink(in);
+	unlink(out);
+	if (rc || rec.n != 5)
+		return CLI_EXIT_FAIL;
+	if (raw) {
+		c->m->agg_raw = rows / kernel_secs(c, 2);
+		c->m->agg_merge = rows / kernel_secs(c, 3);
+		c->m->agg_write = rows / kernel_secs(c, 4);
+	} else {
+		c->m->agg_hash = rows / kernel_secs(c, 2);
+	}
+	return 0;
+}
+
+static int cal_sgd(struct cal *c)
+{
+	char in[4096], out[4096], count[32];
+	struct pems_sgd_job job = { .data = in, .out = out };
+	double wall, rows = floor(c->ksize / (65 * 4)), secs = 0;
+	size_t i;
+	int rc;
+
+	snprintf(in, sizeof(in), "%s/pems-model-cal.%d.dense", c->shm, (int)getpid());
+	snprintf(out, sizeof(out), "%s/pems-model-cal.%d.model", c->shm, (int)getpid());
+	snprintf(count, sizeof(count), "%.0f", rows);
+	job.model = PEMS_SGD_LINEAR;
+	job.format = PEMS_SGD_DENSE;
+	job.epochs = 1;
+	job.sync = PEMS_SGD_SYNC_LOCAL;
+	job.local_steps = 64;
+	job.batch = 64;
+	job.lr = 0.01;
+	job.lr_decay = 0.5;
+	job.lr_step = 1;
+	rc = gen((const char *const[]){ "gen", "--format", "dense", "--model", "linear", "--count",
+					count, "--dim", "64", "--noise", "0.5", "--seed", "7",
+					"--quiet", in, NULL });
+	if (!rc)
+		rc = cal_run(c, run_sgd, &job, "sgd", &wall);
+	unlink(in);
+	strncat(in, ".weights", sizeof(in) - strlen(in) - 1);
+	unlink(in);
+	unlink(out);
+	if (rc || rec.n < 2)
+		return CLI_EXIT_FAIL;
+	for (i = 0; i + 1 < rec.n; i++)
+		secs += kernel_secs(c, i);
+	c->m->sgd = rows * 64 / secs;
+	return 0;
+}
+
+/* l and g of p > 1 from bench/bsp-params.sh's CSV: kind empty / net, v = 64 */
+static int cal_bsp_csv(struct mparams *m, const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char line[256], kind[32];
+	unsigned p, v;
+	double l, g, r2;
+
+	if (!f) {
+		cli_error("model calibrate: cannot read '%s': %s", path, strerror(errno));
+		return CLI_EXIT_FAIL;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		unsigned i;
+
+		if (sscanf(line, "%u,%u,%31[^,],%lf,%lf,%lf", &p, &v, kind, &l, &g, &r2) < 5 || v != 64)
+			continue;
+		for (i = 0; i < m->nbsp && m->bsp[i].p != p; i++)
+			;
+		if (i == m->nbsp) {
+			if (m->nbsp == MAXBSP)
+				break;
+			m->bsp[m->nbsp++] = (typeof(m->bsp[0])){ p, 0, 0 };
+		}
+		if (!strcmp(kind, "empty") && p > 1)
+			m->bsp[i].l = l;	/* p = 1: measured here */
+		else if (!strcmp(kind, "net"))
+			m->bsp[i].g = g;
+	}
+	fclose(f);
+	return 0;
+}
+
+static int cmd_calibrate(int argc, char **argv)
+{
+	struct margs a = { .cmd = "model calibrate", .out = "pems-model.params",
+			   .shm = "/dev/shm", .ksize = 256 * MIB };
+	struct mparams m;
+	struct cal c = { .m = &m };
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	time_t now = time(NULL);
+	int rc;
+
+	job_defaults(&a.job);
+	a.job.bytes = 1024 * MIB;
+	rc = parse(argc - 1, argv + 1, &a);
+	if (rc)
+		return rc < 0 ? CLI_EXIT_OK : rc;
+	if (optind != argc - 1)
+		return cli_usage("%s: unexpected argument '%s'", a.cmd, argv[optind + 1]);
+	if (pems_nranks() > 1)
+		return cli_usage("%s: run it without mpirun; g and l of p > 1 come from --bsp-params",
+				 a.cmd);
+	memset(&m, 0, sizeof(m));
+	if (a.base && (rc = params_read(a.base, &m)) != 0)
+		return rc;
+	strftime(m.date, sizeof(m.date), "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+	m.cores = cores > 0 ? (double)cores : 1;
+	c.k = a.job.k ? a.job.k : (unsigned)m.cores;
+	c.dir = a.tmp ? a.tmp : (getenv("TMPDIR") ? getenv("TMPDIR") : ".");
+	c.shm = a.shm;
+	c.size = a.job.bytes;
+	c.ksize = a.ksize;
+	m.copy_bw = copy_rate();
+	m.qsort_ns = qsort_rate();
+	m.load = background_load(c.k, m.cores);
+	if (cal_latency(&c)) {
+		cli_error("%s: the superstep latency test failed", a.cmd);
+		return CLI_EXIT_FAIL;
+	}
+	if ((rc = cal_disk(&c)) || (rc = cal_setup(&c)))
+		return rc;
+	if (!a.base && ((rc = cal_sort(&c, 0)) || (rc = cal_sort(&c, 1)) ||
+	    (rc = cal_agg(&c, true)) || (rc = cal_agg(&c, false)) || (rc = cal_sgd(&c))))
+		return rc;
+	if (a.bspcsv && (rc = cal_bsp_csv(&m, a.bspcsv)) != 0)
+		return rc;
+	if ((rc = params_write(a.out, &m)) != 0)
+		return rc;
+	fprintf(stderr, "model calibrate: parameters written to %s\n", a.out);
+	return 0;
+}
+
+int cli_model_main(int argc, char **argv)
+{
+	const char *sub = argc > 1 ? argv[1] : NULL;
+
+	if (!sub)
+		return cli_usage("model: expected calibrate, predict or project; see 'pems-run model --help'");
+	if (!strcmp(sub, "--help") || !strcmp(sub, "-h")) {
+		fputs(model_help, stdout);
+		return CLI_EXIT_OK;
+	}
+	if (!strcmp(sub, "calibrate"))
+		return cmd_calibrate(argc, argv);
+	if (!strcmp(sub, "predict"))
+		return cmd_predict(argc, argv);
+	if (!strcmp(sub, "project"))
+		return cmd_project(argc, argv);
+	return cli_usage("model: unknown subcommand '%s'; use calibrate, predict or project", sub);
+}

@@ -1,0 +1,285 @@
+/*
+ * check_model.c - the arithmetic of `pems-run model` (cli/model.c): no
+ * timing, only what the equations must give for parameter files written
+ * here.  Runs the binary named by $PEMS_RUN (default ./build/pems-run).
+ *
+ * Equation (model.c design 2), per superstep:
+ *   T = max(D, C/min(c,t), (F+C)/t) + (X/p)*g + Y*g + Z + l
+ */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define GIB 1073741824.0
+
+static const char *pems_run = "./build/pems-run";
+static char dir[4096];
+
+/* A parameter file: @disk_bw for reads and writes, @rate for every
+ * kernel (bytes/s or rows/s per core), 2 cores, no other load. */
+static void params(const char *name, double disk_bw, double rate, double l1)
+{
+	char path[4200];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fprintf(f, "pems-model 1\n# test\ndate test\ncores 2\nload 0\n"
+		   "read_bw %g\nwrite_bw %g\niops 1e12\nlat 1e-15\ncopy_bw 1e15\nqsort_ns 1e-9\n"
+		   "vp_secs 0\nsetup 0.5\n", disk_bw, disk_bw);
+	fprintf(f, "sort_part_u64 %g\nsort_part_rec100 %g\nsort_local_u64 %g\nsort_local_rec100 %g\n"
+		   "agg_raw %g\nagg_hash %g\nagg_merge %g\nagg_write %g\nsgd %g\n",
+		rate, rate, rate, rate, rate, rate, rate, rate, rate);
+	fprintf(f, "bsp 1 %g 1e-9\nbsp 2 0.01 3e-9\nbsp 4 0.02 5e-9\n", l1);
+	ck_assert_int_eq(fclose(f), 0);
+}
+
+/* Run pems-run with the shell words in @args (cwd = dir); stdout into
+ * @out; returns the exit status. */
+static int run(const char *args, char *out, size_t len)
+{
+	char cmd[8192];
+	FILE *p;
+	size_t n;
+	int st;
+
+	snprintf(cmd, sizeof(cmd), "cd '%s' && '%s' %s 2>&1", dir, pems_run, args);
+	p = popen(cmd, "r");
+	ck_assert_ptr_nonnull(p);
+	n = fread(out, 1, len - 1, p);
+	out[n] = '\0';
+	st = pclose(p);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+static double field(const char *out, const char *key)
+{
+	const char *q = strstr(out, key);
+
+	ck_assert_msg(q != NULL, "no %s in: %s", key, out);
+	return strtod(q + strlen(key), NULL);
+}
+
+/* predicted_secs of one predict call */
+static double predicted(const char *args)
+{
+	char out[16384], cmd[1024];
+
+	snprintf(cmd, sizeof(cmd), "model predict %s", args);
+	ck_assert_msg(run(cmd, out, sizeof(out)) == 0, "%s: %s", cmd, out);
+	return field(out, "predicted_secs=");
+}
+
+START_TEST(predictions_grow_with_the_input)
+{
+	static const char *const algo[] = { "sort --format u64", "sort --format rec100",
+					    "aggregate", "sgd" };
+	static const char *const size[] = { "256M", "1G", "4G", "16G", "64G" };
+	double last = 0, t;
+	char args[512];
+	unsigned i;
+
+	params("p", 5e8, 2e8, 1e-4);
+	for (i = 0; i < 5; i++) {
+		snprintf(args, sizeof(args), "%s --params p --size %s --mem 4G", algo[_i], size[i]);
+		t = predicted(args);
+		ck_assert_msg(t > last, "%s: %.4f s, not above %.4f s", args, t, last);
+		last = t;
+	}
+}
+END_TEST
+
+/* Disk-bound sort (kernels and random reads free): 4N at the disk
+ * bandwidth, plus setup and 4 latencies. */
+START_TEST(disk_bound_sort_moves_4N)
+{
+	double t;
+
+	params("d", 1e8, 1e15, 0.001);
+	t = predicted("sort --format u64 --params d --size 1G --procs 8");
+	ck_assert_msg(fabs(t - (4 * GIB / 1e8 + 0.5 + 4 * 0.001)) < 0.01, "%.4f s", t);
+}
+END_TEST
+
+/* CPU-bound sort (disk free) on 2 cores with k = 2: N/rate for each of
+ * the two data supersteps, over 2 cores; with k = 1 twice that. */
+START_TEST(cpu_bound_sort_uses_min_of_cores_and_threads)
+{
+	double t2, t1;
+
+	params("c", 1e15, 1e8, 0);
+	t2 = predicted("sort --format u64 --params c --size 1G --procs 8 --threads 2");
+	t1 = predicted("sort --format u64 --params c --size 1G --procs 8 --threads 1");
+	ck_assert_msg(fabs(t2 - (2 * GIB / 1e8 / 2 + 0.5)) < 0.01, "k=2: %.4f s", t2);
+	ck_assert_msg(fabs(t1 - (2 * GIB / 1e8 + 0.5)) < 0.01, "k=1: %.4f s", t1);
+}
+END_TEST
+
+/* p = 2 adds (X/p)*(g(2)-g(1)) for the N/2 bytes that cross ranks in
+ * the partition, and l(2) instead of l(1) per superstep (4 of them). */
+START_TEST(two_ranks_add_h_g_and_l)
+{
+	double t1, t2, want;
+
+	params("g", 1e15, 1e8, 0);
+	t1 = predicted("sort --format u64 --params g --size 1G --procs 8 --threads 1");
+	t2 = predicted("sort --format u64 --params g --size 1G --procs 8 --threads 1 --procs-mpi 2");
+	/* p = 2, k = 1: t = 2 threads on 2 cores: compute halves */
+	want = (t1 - 0.5) / 2 + 0.5 + GIB / 2 / 2 * (3e-9 - 1e-9) + 4 * 0.01;
+	ck_assert_msg(fabs(t2 - want) < 0.01 + 1e-6 * want, "p=2: %.4f s, want %.4f s", t2, want);
+}
+END_TEST
+
+/* sgd: one superstep per H*batch rows of every shard, plus the last */
+START_TEST(sgd_supersteps_follow_the_batches)
+{
+	char out[16384];
+
+	params("s", 1e9, 1e9, 0);
+	/* 1 MiB + 16 header bytes of dim 63 rows (256 B): 4096 rows, 16 shards
+	 * of 256 rows, 16 rows per superstep: 16 supersteps per epoch */
+	ck_assert_int_eq(run("model predict sgd --params s --size 1048592 --dim 63 --batch 4 "
+			     "--local-steps 4 --epochs 3", out, sizeof(out)), 0);
+	ck_assert_msg(strstr(out, "0-47      train") != NULL, "%s", out);
+	ck_assert_msg(strstr(out, "48        end") != NULL, "%s", out);
+}
+END_TEST
+
+/* --stats-json: measured seconds per superstep next to the predicted */
+START_TEST(stats_json_is_compared_per_superstep)
+{
+	char out[16384], path[4200];
+	FILE *f;
+
+	params("j", 1e8, 1e15, 0);
+	snprintf(path, sizeof(path), "%s/run.json", dir);
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fprintf(f, "{\"cmd\": \"sort\", \"bytes\": 1073741824, \"secs\": 50.0, \"v\": 8, \"k\": 2,"
+		   " \"p\": 1, \"mem\": 1073741824, \"steps\": [\n"
+		   "  {\"secs\": 0.5, \"cpu\": 0},\n  {\"secs\": 0.5, \"cpu\": 0},\n"
+		   "  {\"secs\": 20.0, \"cpu\": 0},\n  {\"secs\": 28.0, \"cpu\": 0}]}\n");
+	ck_assert_int_eq(fclose(f), 0);
+	ck_assert_int_eq(run("model predict sort --params j --stats-json run.json", out, sizeof(out)), 0);
+	ck_assert_msg(fabs(field(out, "measured_secs=") - 50.0) < 1e-9, "%s", out);
+	ck_assert_msg(fabs(field(out, "ratio=") - field(out, "predicted_secs=") / 50.0) < 1e-3,
+		      "%s", out);
+	ck_assert_msg(strstr(out, "20.000") && strstr(out, "28.000"), "%s", out);
+	ck_assert_msg(fabs(field(out, " v=") - 8) < 1e-9, "v from the run: %s", out);
+}
+END_TEST
+
+/* a real run's --stats-json: one entry per superstep whose seconds add
+ * up to the SPMD section's, and predict accepts it */
+START_TEST(a_real_run_records_every_superstep)
+{
+	char out[16384], path[4200], buf[16384];
+	double total, sum = 0, n;
+	const char *q;
+	size_t len;
+	FILE *f;
+
+	params("r", 1e9, 1e9, 1e-5);
+	ck_assert_int_eq(run("gen --format u64 --count 200000 --seed 3 --quiet in.u64", out,
+			     sizeof(out)), 0);
+	ck_assert_msg(run("sort --format u64 --mem 64M --procs 5 --tmp . --quiet --stats-json r.json "
+			  "in.u64 out.u64", out, sizeof(out)) == 0, "%s", out);
+	snprintf(path, sizeof(path), "%s/r.json", dir);
+	f = fopen(path, "r");
+	ck_assert_ptr_nonnull(f);
+	len = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[len] = '\0';
+	fclose(f);
+	n = field(buf, "\"supersteps\": ");
+	total = field(buf, "\"total_secs\": ");
+	ck_assert_msg(fabs(field(buf, "\"v\": ") - 5) < 1e-9, "%s", buf);
+	for (q = strstr(buf, "\"steps\""); (q = strstr(q, "{\"secs\": ")) != NULL; q++) {
+		sum += strtod(q + 9, NULL);
+		n--;
+	}
+	ck_assert_msg(n == 0, "steps do not match supersteps: %s", buf);
+	ck_assert_msg(fabs(sum - total) < 0.05 + 0.05 * total, "steps %.4f s, total %.4f s", sum, total);
+	ck_assert_int_eq(run("model predict sort --params r --stats-json r.json", out, sizeof(out)), 0);
+	ck_assert_msg(strstr(out, "measured_secs=") != NULL, "%s", out);
+}
+END_TEST
+
+/* weak scaling: no node count finishes sooner than one node (no
+ * superlinear speedup); the sort's v-sized tables stop fitting in --mem
+ * at some size */
+START_TEST(projection_is_monotone_and_finds_the_limit)
+{
+	char out[32768];
+	double first = 0, t;
+	const char *q;
+
+	params("p", 5e8, 2e8, 1e-4);
+	ck_assert_int_eq(run("model project sort --params p --size-per-node 8G --mem 4G --nodes 1,10,100,300",
+			     out, sizeof(out)), 0);
+	for (q = out; (q = strstr(q, "projection=sort")) != NULL; q++) {
+		ck_assert_msg(strstr(q, "fits=1") < strchr(q, '\n'), "%s", out);
+		t = field(q, "predicted_secs=");
+		if (!first)
+			first = t;
+		ck_assert_msg(t >= first, "%s", out);
+	}
+	ck_assert_int_eq(run("model project sort --params p --size 100000G --nodes 1", out,
+			     sizeof(out)), 0);
+	ck_assert_msg(strstr(out, "fits=0") != NULL, "%s", out);
+}
+END_TEST
+
+START_TEST(bad_arguments_are_refused)
+{
+	char out[16384];
+
+	params("p", 5e8, 2e8, 1e-4);
+	ck_assert_int_eq(run("model predict frob --params p --size 1G", out, sizeof(out)), 2);
+	ck_assert_msg(strstr(out, "pems-run: error: model predict: unknown ALGO 'frob'"), "%s", out);
+	ck_assert_int_eq(run("model predict sort --params nonexistent --size 1G", out, sizeof(out)), 1);
+	ck_assert_int_eq(run("model predict sort --params p", out, sizeof(out)), 2);
+	ck_assert_int_eq(run("model predict sort --params p --size 1G --procs-mpi 3", out,
+			     sizeof(out)), 2);
+	ck_assert_int_eq(run("model frob", out, sizeof(out)), 2);
+	ck_assert_int_eq(run("model --help", out, sizeof(out)), 0);
+	ck_assert_msg(!strncmp(out, "Usage: pems-run model calibrate", 31), "%s", out);
+}
+END_TEST
+
+int main(void)
+{
+	const char *tmp = getenv("PEMS_TEST_TMP");
+	Suite *s = suite_create("model");
+	TCase *tc = tcase_create("arithmetic");
+	SRunner *sr;
+	int failed;
+
+	if (getenv("PEMS_RUN"))
+		pems_run = getenv("PEMS_RUN");
+	snprintf(dir, sizeof(dir), "%s", tmp ? tmp : "/tmp");
+	if (!tmp) {
+		snprintf(dir, sizeof(dir), "/tmp/check_model.%d", (int)getpid());
+		mkdir(dir, 0700);
+	}
+	tcase_add_loop_test(tc, predictions_grow_with_the_input, 0, 4);
+	tcase_add_test(tc, disk_bound_sort_moves_4N);
+	tcase_add_test(tc, cpu_bound_sort_uses_min_of_cores_and_threads);
+	tcase_add_test(tc, two_ranks_add_h_g_and_l);
+	tcase_add_test(tc, sgd_supersteps_follow_the_batches);
+	tcase_add_test(tc, stats_json_is_compared_per_superstep);
+	tcase_add_test(tc, projection_is_monotone_and_finds_the_limit);
+	tcase_add_test(tc, a_real_run_records_every_superstep);
+	tcase_add_test(tc, bad_arguments_are_refused);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
