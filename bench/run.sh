@@ -1,42 +1,76 @@
 #!/bin/bash
-# bench/run.sh - all benchmarks (`make bench`).
+# bench/run.sh - every benchmark, side by side with its peers (`make bench`).
 #
 #   BENCH_SCALE=small|full BUILD=build bash bench/run.sh
 #
-# small (default, < 10 min on 2 cores): io at 1G; sort at 256M and 1G with
-# MEM=1G.  full: io at 4G; sort at 1G, 4G and 16G with MEM=1G (needs ~50 GB
-# free in BENCH_TMP, and long).  MEM, BENCH_TMP, IMPLS, ... pass through to the
-# scripts (see bench/sort.sh).  Results go to bench/results/<date>/ (one
-# RESULTS_DIR shared by all benchmarks of this run).
-# Runs scripts/deps.sh --bench first, then each benchmark it knows that
-# exists: bench/io.sh, bench/sort.sh.  Exit 1 if any benchmark failed.
+# Parts, in this order (BENCH_PARTS="io sort aggregate sgd budget ranks"
+# picks some):
+#   io         bench/io.sh: the pems I/O engine vs fio (the disk ceiling)
+#   sort       bench/sort.sh: pems vs GNU sort vs STXXL vs the fio
+#              ceiling, throughput vs input size at MEM
+#   aggregate  bench/aggregate.sh (when present): pems vs DuckDB vs sqlite3
+#   sgd        bench/sgd.sh: an SGD epoch vs one sequential scan (a C loop
+#              doing the same SGD pass, and dd O_DIRECT)
+#   budget     bench/budget.sh: time vs memory budget for a fixed input,
+#              pems vs STXXL vs GNU sort
+#   ranks      bench/ranks.sh: sort, aggregate, sgd at 1, 2, 4 MPI ranks
+# then bench/report.sh: plots (throughput, budget, traffic, ranks .png)
+# and the table of ratios against every peer (summary.txt).
+#
+#                 small (< 10 min on 2 cores)     full (hours; ~60 GB of disk)
+#   io            1G                              4G
+#   sort          256M 1G                         1G 4G 16G
+#   aggregate     BENCH_SCALE=small               BENCH_SCALE=full
+#   sgd           1G, 3 epochs                    8G, 3 epochs
+#   budget        512M at 64M 128M 256M 512M 1G   8G at 64M 256M 1G 4G 8G
+#   ranks         256M each                       4G each
+# Every contender runs in bench/cgrun.sh: page cache dropped, memory
+# cgroup of its budget + 10 %.  MEM (default 1G) is the budget of sort,
+# aggregate, sgd and ranks; SORT_SIZES, IO_SIZE, SGD_SIZE, BUDGET_SIZE,
+# BUDGETS, RANKS_SIZE override the table; BENCH_TMP (default
+# /var/tmp/pems-bench) holds data and scratch; REPEAT etc. pass through.
+# Results: bench/results/<date>/ (RESULTS_DIR), shared by all parts.
+# Runs scripts/deps.sh --bench first (Debian packages; the DuckDB peer
+# comes from npm through bench/aggregate.sh).  Exit 1 if any part failed.
 set -uo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
 export BUILD=${BUILD:-build}
 export BENCH_SCALE=${BENCH_SCALE:-small}
 export RESULTS_DIR=${RESULTS_DIR:-$PWD/bench/results/$(date +%F)}
+export MEM=${MEM:-1G}
+export BENCH_TMP=${BENCH_TMP:-/var/tmp/pems-bench}
+BENCH_PARTS=${BENCH_PARTS:-io sort aggregate sgd budget ranks}
 
 case "$BENCH_SCALE" in
-small) SORT_SIZES=(256M 1G) IO_SIZE=1G ;;
-full) SORT_SIZES=(1G 4G 16G) IO_SIZE=4G ;;
+small) sort_sizes="256M 1G" io_size=1G sgd_size=1G budget_size=512M
+	budgets="64M 128M 256M 512M 1G" ranks_size=256M ;;
+full) sort_sizes="1G 4G 16G" io_size=4G sgd_size=8G budget_size=8G
+	budgets="64M 256M 1G 4G 8G" ranks_size=4G ;;
 *)
 	echo "bench/run.sh: error: BENCH_SCALE=$BENCH_SCALE: use small or full" >&2
 	exit 2 ;;
 esac
-export MEM=${MEM:-1G}
+read -r -a SORT_SIZES <<<"${SORT_SIZES:-$sort_sizes}"
+IO_SIZE=${IO_SIZE:-$io_size}
+SGD_SIZE=${SGD_SIZE:-$sgd_size}
+BUDGET_SIZE=${BUDGET_SIZE:-$budget_size}
+export BUDGETS=${BUDGETS:-$budgets}
+RANKS_SIZE=${RANKS_SIZE:-$ranks_size}
 
 if ((EUID != 0)); then
 	echo "bench/run.sh: error: benchmarks need root (cgroup memory limits, drop_caches)" >&2
 	exit 1
 fi
 bash scripts/deps.sh --bench || exit 1
-mkdir -p "$RESULTS_DIR" || exit 1
+mkdir -p "$RESULTS_DIR" "$BENCH_TMP" || exit 1
 
 failed=()
-run_bench() {	# run_bench NAME CMD...
+T0=$SECONDS
+run_part() {	# run_part NAME CMD...: if NAME is in BENCH_PARTS
 	local name=$1 t0 rc
 	shift
+	[[ " $BENCH_PARTS " == *" $name "* ]] || return 0
 	echo "=== $name (BENCH_SCALE=$BENCH_SCALE) ==="
 	t0=$SECONDS
 	"$@"
@@ -45,13 +79,19 @@ run_bench() {	# run_bench NAME CMD...
 	((rc == 0)) || failed+=("$name")
 }
 
-if [[ -f bench/io.sh ]]; then
-	run_bench io bash bench/io.sh "$IO_SIZE" "${BENCH_TMP:-/var/tmp/pems-bench}"
-else
-	echo "bench/run.sh: bench/io.sh not present, skipping io"
+run_part io bash bench/io.sh "$IO_SIZE" "$BENCH_TMP"
+run_part sort bash bench/sort.sh "${SORT_SIZES[@]}"
+if [[ -f bench/aggregate.sh ]]; then
+	run_part aggregate bash bench/aggregate.sh
+elif [[ " $BENCH_PARTS " == *" aggregate "* ]]; then
+	echo "=== aggregate: skipped: bench/aggregate.sh is not in this checkout yet ==="
 fi
-run_bench sort bash bench/sort.sh "${SORT_SIZES[@]}"
+run_part sgd bash bench/sgd.sh "$SGD_SIZE"
+run_part budget bash bench/budget.sh "$BUDGET_SIZE"
+run_part ranks bash bench/ranks.sh "$RANKS_SIZE"
 
+echo "=== summary ($((SECONDS - T0))s in all) ==="
+bash bench/report.sh "$RESULTS_DIR"
 echo "results in $RESULTS_DIR"
 if ((${#failed[@]})); then
 	echo "bench/run.sh: failed: ${failed[*]}" >&2

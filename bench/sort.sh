@@ -168,7 +168,8 @@ measure() {
 	[[ -n "$rc" ]] || rc=125
 	M_RC=$rc
 	status=ok
-	((rc == 0)) || status="fail(rc=$rc$([[ "$line" == *oom_kills=* ]] && echo ",oom"))"
+	# (no comma in the status: it is a CSV field; "|| true": a failed [[ ]] must not trip set -e)
+	((rc == 0)) || status="fail(rc=$rc$([[ "$line" == *oom_kills=* ]] && echo "+oom" || true))"
 	report "$impl" "$fmt" "$bytes" "${secs:-0}" "$((${rss:-0} * 1024))" "${peak:-0}" "$rc" "$status"
 	if ((rc != 0)); then
 		msg "$impl failed; last lines of $log:"

@@ -1,0 +1,173 @@
+#!/bin/bash
+# bench/report.sh - the plots and the ratio table of one `make bench` run.
+#
+#   bash bench/report.sh [RESULTS_DIR]      default bench/results/<today>
+#
+# Reads what the benchmarks wrote into RESULTS_DIR and writes there:
+#   traffic.csv        source,impl,bytes,mem,ranks,traffic_bytes,traffic_over_n
+#                      for every pems sort run with a statistics JSON (bytes
+#                      read + written: input, message store, contexts,
+#                      output; the 2-pass bound is 4N)
+#   throughput.png     MB/s of input vs input size at the run's fixed budget,
+#                      every contender of sort (sort-summary.csv), sgd
+#                      (sgd-summary.csv) and aggregate (aggregate-summary.csv
+#                      in the bench/lib.sh format, if present)
+#   budget.png         time vs memory budget for the fixed input (budget-summary.csv)
+#   traffic.png        disk traffic / N of pems' sorts vs N, with the 4N bound
+#   traffic-budget.png the same against the budget
+#   ranks.png          time vs ranks per algorithm (ranks-summary.csv)
+#   summary.txt        the ratio table, also printed: for each benchmark
+#                      and case, peer time / pems time (> 1: pems faster;
+#                      for the disk ceilings, the fraction of the ceiling
+#                      pems reaches)
+# Plots need gnuplot (skipped with a message without it); a missing input
+# file skips its plot and its rows.  Exit 0.
+set -uo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
+ROOT=$PWD
+NAME=report.sh
+# shellcheck source=bench/lib.sh
+. bench/lib.sh
+R=${1:-${RESULTS_DIR:-$ROOT/bench/results/$(date +%F)}}
+[[ -d "$R" ]] || die "no results directory $R"
+P=$R/plot-data
+mkdir -p "$P"
+
+jfield() {	# jfield FILE KEY: a number from a flat statistics JSON
+	sed -n "s/.*\"$2\": *\([0-9.eE+-]*\).*/\1/p" "$1"
+}
+
+# ---- traffic.csv -----------------------------------------------------------
+traffic_row() {	# traffic_row SOURCE IMPL MEM RANKS JSON
+	local j=$5 n t k
+	n=$(jfield "$j" bytes)
+	t=0
+	for k in ctx_read ctx_written msg_read msg_written file_read file_written; do
+		t=$((t + $(jfield "$j" "$k")))
+	done
+	awk -v s="$1" -v i="$2" -v n="$n" -v m="$3" -v p="$4" -v t="$t" \
+		'BEGIN { if (n > 0) printf "%s,%s,%s,%s,%s,%s,%.3f\n", s, i, n, m, p, t, t / n }'
+}
+sort_mem() {	# sort_mem DIR: the budget recorded in DIR/sort.csv
+	awk -F, 'NR == 2 { print $4; exit }' "$1/sort.csv" 2>/dev/null
+}
+TR=$R/traffic.csv
+echo "source,impl,bytes,mem,ranks,traffic_bytes,traffic_over_n" >"$TR"
+shopt -s nullglob
+for j in "$R"/pems-*.json "$R"/budget/*/pems-*.json; do
+	d=$(dirname "$j")
+	impl=$(basename "$j" | sed 's/-[0-9]*\.r[0-9]*\.json$//')
+	src=size
+	[[ "$d" == */budget/* ]] && src=budget
+	traffic_row "$src" "$impl" "$(sort_mem "$d")" 1 "$j" >>"$TR"
+done
+for j in "$R"/ranks-sort-p*.json; do
+	p=$(basename "$j" | sed 's/.*-p\([0-9]*\)\..*/\1/')
+	m=$(awk -F, 'NR > 1 && $2 == "sort" { print $4; exit }' "$R/ranks.csv" 2>/dev/null)
+	traffic_row ranks pems-rec100 "${m:-0}" "$p" "$j" >>"$TR"
+done
+
+# ---- plot data -------------------------------------------------------------
+# dat NAME IMPL AWK-PROGRAM FILE: P/NAME-IMPL.dat from FILE, sorted by x;
+# adds IMPL to the list in PLOT_IMPLS when it has points.
+dat() {
+	local f=$P/$1-$2.dat
+	awk -F, -v i="$2" "$3" "$4" | sort -g >"$f"
+	if [[ -s "$f" ]]; then PLOT_IMPLS+="${PLOT_IMPLS:+ }$2"; else rm -f "$f"; fi
+}
+GiB=1073741824
+plot() {	# plot NAME OUT TITLE XLABEL YLABEL LOGX LOGY REF REFNAME
+	[[ -n "$PLOT_IMPLS" ]] || return 0
+	if ! command -v gnuplot >/dev/null; then
+		msg "gnuplot not installed: no $2 (scripts/deps.sh --bench)"
+		return 0
+	fi
+	gnuplot -e "dat='$P/$1'; impls='$PLOT_IMPLS'; out='$R/$2'; ttl='$3'; xl='$4'; yl='$5'; logx=$6; logy=$7; ref=$8; refname='$9'" \
+		bench/plot-lines.gp 2>>"$R/logs/gnuplot-report.log" && msg "plot: $R/$2"
+}
+mkdir -p "$R/logs"
+cores=$(nproc)
+
+PLOT_IMPLS=""
+if [[ -f "$R/sort-summary.csv" ]]; then
+	mem=$(human "$(sort_mem "$R")")
+	for i in pems pems-rec100 gnu-sort stxxl stxxl-rec100 ceiling; do
+		dat size sort:$i 'NR > 1 && "sort:" $1 == i { print $2 / '$GiB', $5 }' "$R/sort-summary.csv"
+	done
+fi
+for f in sgd aggregate; do
+	[[ -f "$R/$f-summary.csv" ]] || continue
+	for i in $(awk -F, 'NR > 1 { print $2 }' "$R/$f-summary.csv" | sort -u); do
+		dat size "$f:$i" 'NR > 1 && $1 ":" $2 == i { print $3 / '$GiB', $8 }' "$R/$f-summary.csv"
+	done
+done
+plot size throughput.png "throughput vs input size (sort at budget ${mem:-?}; cgroup = budget + 10%; $cores cores; medians)" \
+	"input size (GiB)" "MB/s of input (sgd: per epoch)" 2 0 0 ""
+
+PLOT_IMPLS=""
+if [[ -f "$R/budget-summary.csv" ]]; then
+	n=$(awk -F, 'NR == 2 { print $3 }' "$R/budget-summary.csv")
+	for i in $(awk -F, 'NR > 1 { print $2 }' "$R/budget-summary.csv" | sort -u); do
+		dat budget "$i" 'NR > 1 && $2 == i { print $4 / 1048576, $7 }' "$R/budget-summary.csv"
+	done
+	plot budget budget.png "time vs memory budget, input $(human "${n:-0}") (cgroup = budget + 10%, cold cache)" \
+		"memory budget (MiB)" "seconds" 2 0 0 ""
+fi
+
+PLOT_IMPLS=""
+for i in pems pems-rec100; do
+	dat traffic "$i" 'NR > 1 && $1 == "size" && $2 == i { print $3 / '$GiB', $7 }' "$TR"
+done
+plot traffic traffic.png "disk traffic of pems sort / input size N (read + written)" \
+	"input size N (GiB)" "traffic / N" 2 0 4 "4N (2-pass bound)"
+PLOT_IMPLS=""
+for i in pems pems-rec100; do
+	dat traffic-budget "$i" 'NR > 1 && $1 == "budget" && $2 == i { print $4 / 1048576, $7 }' "$TR"
+done
+plot traffic-budget traffic-budget.png "disk traffic of pems sort / N against the budget (fixed N)" \
+	"memory budget (MiB)" "traffic / N" 2 0 4 "4N (2-pass bound)"
+
+PLOT_IMPLS=""
+if [[ -f "$R/ranks-summary.csv" ]]; then
+	for i in $(awk -F, 'NR > 1 { print $2 }' "$R/ranks-summary.csv" | sort -u); do
+		dat ranks "$i" 'NR > 1 && $2 == i { print $5, $7 }' "$R/ranks-summary.csv"
+	done
+	plot ranks ranks.png "time vs MPI ranks on this machine (total budget fixed, $cores cores)" \
+		"ranks" "seconds" 2 0 0 ""
+fi
+
+# ---- the ratio table ---------------------------------------------------------
+{
+	echo "bench,case,pems,peer,pems_secs,peer_secs,ratio"
+	if [[ -f "$R/io.csv" ]]; then	# MB/s: ratio = pems / fio (fraction of fio)
+		awk -F, 'NR > 1 { k = $4 "," $5; v[$3, k] = v[$3, k] " " $8; ks[k] = 1 }
+		function med(s,    a, n, i, j, x) {
+			n = split(s, a, " ")
+			for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j - 1] + 0 > a[j] + 0; j--) { x = a[j]; a[j] = a[j - 1]; a[j - 1] = x }
+			return n ? (n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2) : 0 }
+		END { for (k in ks) { split(k, f, ",")
+			p = med(v["pems-uring", k]); q = med(v["fio-io_uring", k])
+			if (p > 0 && q > 0)
+				printf "io,%s QD=%s (MB/s),pems-uring,fio-io_uring,%.0f,%.0f,%.2f\n", f[2], f[1], p, q, p / q } }' \
+			"$R/io.csv" | sort -t, -k2,2V
+	fi
+	if [[ -f "$R/sort-summary.csv" ]]; then
+		awk -F, -v m="$(sort_mem "$R")" '
+		function hb(x) { return x >= 1073741824 ? sprintf("%gG", x / 1073741824) : sprintf("%gM", x / 1048576) }
+		NR > 1 { t[$1, $2] = $4; b[$2] = 1 }
+		END { split("pems stxxl|pems-rec100 stxxl-rec100|pems-rec100 gnu-sort|pems ceiling|pems-rec100 ceiling", pr, "|")
+			for (n in b) for (i in pr) { split(pr[i], q, " ")
+				if ((q[1], n) in t && (q[2], n) in t && t[q[1], n] > 0)
+					printf "sort,N=%s M=%s,%s,%s,%.2f,%.2f,%.2f\n", hb(n), hb(m), q[1], q[2],
+						t[q[1], n], t[q[2], n], t[q[2], n] / t[q[1], n] } }' \
+			"$R/sort-summary.csv" | sort -t, -k2,2V -k4,4
+	fi
+	[[ -f "$R/ratios.csv" ]] && awk 'NR > 1' "$R/ratios.csv"
+} >"$R/summary.csv"
+{
+	echo "ratio = peer secs / pems secs (> 1: pems faster; ceiling: fraction of the disk's 4N ceiling reached;"
+	echo "io: pems MB/s / fio MB/s; ranks: time at 1 rank / time at p ranks)"
+	column -t -s, "$R/summary.csv"
+} | tee "$R/summary.txt"
+exit 0
