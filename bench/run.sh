@@ -18,12 +18,12 @@
 # and the table of ratios against every peer (summary.txt).
 #
 #                 small (< 10 min on 2 cores)     full (hours; ~60 GB of disk)
-#   io            1G                              4G
-#   sort          256M 1G                         1G 4G 16G
+#   io            512M                            4G
+#   sort          256M 512M                       1G 4G 16G
 #   aggregate     BENCH_SCALE=small               BENCH_SCALE=full
-#   sgd           1G, 3 epochs                    8G, 3 epochs
-#   budget        512M at 64M 128M 256M 512M 1G   8G at 64M 256M 1G 4G 8G
-#   ranks         256M each                       4G each
+#   sgd           512M, 3 epochs                  8G, 3 epochs
+#   budget        256M at 64M 128M 256M 512M      8G at 64M 256M 1G 4G 8G
+#   ranks         128M each                       4G each
 # Every contender runs in bench/cgrun.sh: page cache dropped, memory
 # cgroup of its budget + 10 %.  MEM (default 1G) is the budget of sort,
 # aggregate, sgd and ranks; SORT_SIZES, IO_SIZE, SGD_SIZE, BUDGET_SIZE,
@@ -43,8 +43,8 @@ export BENCH_TMP=${BENCH_TMP:-/var/tmp/pems-bench}
 BENCH_PARTS=${BENCH_PARTS:-io sort aggregate sgd budget ranks}
 
 case "$BENCH_SCALE" in
-small) sort_sizes="256M 1G" io_size=1G sgd_size=1G budget_size=512M
-	budgets="64M 128M 256M 512M 1G" ranks_size=256M ;;
+small) sort_sizes="256M 512M" io_size=512M sgd_size=512M budget_size=256M
+	budgets="64M 128M 256M 512M" ranks_size=128M ;;
 full) sort_sizes="1G 4G 16G" io_size=4G sgd_size=8G budget_size=8G
 	budgets="64M 256M 1G 4G 8G" ranks_size=4G ;;
 *)
