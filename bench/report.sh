@@ -10,8 +10,9 @@
 #                      output; the 2-pass bound is 4N)
 #   throughput.png     MB/s of input vs input size at the run's fixed budget,
 #                      every contender of sort (sort-summary.csv), sgd
-#                      (sgd-summary.csv) and aggregate (aggregate-summary.csv
-#                      in the bench/lib.sh format, if present)
+#                      (sgd-summary.csv) and aggregate (bench/aggregate.sh's
+#                      aggregate-summary.csv, if present; one line per
+#                      engine and number of groups)
 #   budget.png         time vs memory budget for the fixed input (budget-summary.csv)
 #   traffic.png        disk traffic / N of pems' sorts vs N, with the 4N bound
 #   traffic-budget.png the same against the budget
@@ -96,12 +97,19 @@ if [[ -f "$R/sort-summary.csv" ]]; then
 		dat size sort:$i 'NR > 1 && "sort:" $1 == i { print $2 / '$GiB', $5 }' "$R/sort-summary.csv"
 	done
 fi
-for f in sgd aggregate; do
-	[[ -f "$R/$f-summary.csv" ]] || continue
-	for i in $(awk -F, 'NR > 1 { print $2 }' "$R/$f-summary.csv" | sort -u); do
-		dat size "$f:$i" 'NR > 1 && $1 ":" $2 == i { print $3 / '$GiB', $8 }' "$R/$f-summary.csv"
+if [[ -f "$R/sgd-summary.csv" ]]; then
+	for i in $(awk -F, 'NR > 1 { print $2 }' "$R/sgd-summary.csv" | sort -u); do
+		dat size "sgd:$i" 'NR > 1 && $1 ":" $2 == i { print $3 / '$GiB', $8 }' "$R/sgd-summary.csv"
 	done
-done
+fi
+# bench/aggregate.sh's summary: engine,rows,groups,runs,secs,mrows_per_sec
+# (16-byte kv rows); one line per engine and number of groups.
+AGG=$R/aggregate-summary.csv
+if [[ -f "$AGG" ]] && head -n 1 "$AGG" | grep -q '^engine,rows,groups,'; then
+	for i in $(awk -F, 'NR > 1 { print $1 ":G=" $3 }' "$AGG" | sort -u); do
+		dat size "aggregate:$i" 'NR > 1 && "aggregate:" $1 ":G=" $3 == i && $5 > 0 { print $2 * 16 / '$GiB', $2 * 16 / $5 / 1e6 }' "$AGG"
+	done
+fi
 plot size throughput.png "throughput vs input size (sort at budget ${mem:-?}; cgroup = budget + 10%; $cores cores; medians)" \
 	"input size (GiB)" "MB/s of input (sgd: per epoch)" 2 0 0 ""
 
@@ -162,6 +170,18 @@ fi
 					printf "sort,N=%s M=%s,%s,%s,%.2f,%.2f,%.2f\n", hb(n), hb(m), q[1], q[2],
 						t[q[1], n], t[q[2], n], t[q[2], n] / t[q[1], n] } }' \
 			"$R/sort-summary.csv" | sort -t, -k2,2V -k4,4
+	fi
+	if [[ -f "$AGG" ]] && head -n 1 "$AGG" | grep -q '^engine,rows,groups,'; then
+		awk -F, -v m="$(awk -F, 'NR == 2 { print $4; exit }' "$R/aggregate.csv" 2>/dev/null)" '
+		function hb(x) { return x >= 1073741824 ? sprintf("%gG", x / 1073741824) : sprintf("%gM", x / 1048576) }
+		NR > 1 { t[$1, $2 "," $3] = $5; k[$2 "," $3] = 1 }
+		END { for (c in k) { split(c, f, ",")
+			split("duckdb sqlite", q, " ")
+			for (i = 1; i <= 2; i++)
+				if (("pems", c) in t && (q[i], c) in t && t["pems", c] > 0)
+					printf "aggregate,rows=%gM groups=%g M=%s,pems,%s,%.2f,%.2f,%.2f\n", f[1] / 1e6, f[2],
+						hb(m + 0), q[i], t["pems", c], t[q[i], c], t[q[i], c] / t["pems", c] } }' \
+			"$AGG" | sort -t, -k2,2V -k4,4
 	fi
 	[[ -f "$R/ratios.csv" ]] && awk 'NR > 1' "$R/ratios.csv"
 } >"$R/summary.csv"

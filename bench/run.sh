@@ -20,14 +20,14 @@
 #                 small (< 10 min on 2 cores)     full (hours; ~60 GB of disk)
 #   io            512M                            4G
 #   sort          256M 512M                       1G 4G 16G
-#   aggregate     BENCH_SCALE=small               BENCH_SCALE=full
+#   aggregate     4M rows, 1e3 and 1e6 groups     100M rows, 1e3 1e7 1e8 groups
 #   sgd           512M, 3 epochs                  8G, 3 epochs
 #   budget        256M at 64M 128M 256M 512M      8G at 64M 256M 1G 4G 8G
 #   ranks         128M each                       4G each
 # Every contender runs in bench/cgrun.sh: page cache dropped, memory
 # cgroup of its budget + 10 %.  MEM (default 1G) is the budget of sort,
 # aggregate, sgd and ranks; SORT_SIZES, IO_SIZE, SGD_SIZE, BUDGET_SIZE,
-# BUDGETS, RANKS_SIZE override the table; BENCH_TMP (default
+# BUDGETS, RANKS_SIZE, AGG_ROWS, AGG_GROUPS override the table; BENCH_TMP (default
 # /var/tmp/pems-bench) holds data and scratch; REPEAT etc. pass through.
 # Results: bench/results/<date>/ (RESULTS_DIR), shared by all parts.
 # Runs scripts/deps.sh --bench first (Debian packages; the DuckDB peer
@@ -44,9 +44,9 @@ BENCH_PARTS=${BENCH_PARTS:-io sort aggregate sgd budget ranks}
 
 case "$BENCH_SCALE" in
 small) sort_sizes="256M 512M" io_size=512M sgd_size=512M budget_size=256M
-	budgets="64M 128M 256M 512M" ranks_size=128M ;;
+	budgets="64M 128M 256M 512M" ranks_size=128M agg_rows=4M agg_groups="1e3 1e6" ;;
 full) sort_sizes="1G 4G 16G" io_size=4G sgd_size=8G budget_size=8G
-	budgets="64M 256M 1G 4G 8G" ranks_size=4G ;;
+	budgets="64M 256M 1G 4G 8G" ranks_size=4G agg_rows=100M agg_groups="1e3 1e7 1e8" ;;
 *)
 	echo "bench/run.sh: error: BENCH_SCALE=$BENCH_SCALE: use small or full" >&2
 	exit 2 ;;
@@ -57,6 +57,8 @@ SGD_SIZE=${SGD_SIZE:-$sgd_size}
 BUDGET_SIZE=${BUDGET_SIZE:-$budget_size}
 export BUDGETS=${BUDGETS:-$budgets}
 RANKS_SIZE=${RANKS_SIZE:-$ranks_size}
+read -r -a AGG_ROWS <<<"${AGG_ROWS:-$agg_rows}"
+export AGG_GROUPS=${AGG_GROUPS:-$agg_groups}
 
 if ((EUID != 0)); then
 	echo "bench/run.sh: error: benchmarks need root (cgroup memory limits, drop_caches)" >&2
@@ -82,7 +84,7 @@ run_part() {	# run_part NAME CMD...: if NAME is in BENCH_PARTS
 run_part io bash bench/io.sh "$IO_SIZE" "$BENCH_TMP"
 run_part sort bash bench/sort.sh "${SORT_SIZES[@]}"
 if [[ -f bench/aggregate.sh ]]; then
-	run_part aggregate bash bench/aggregate.sh
+	run_part aggregate bash bench/aggregate.sh "${AGG_ROWS[@]}"
 elif [[ " $BENCH_PARTS " == *" aggregate "* ]]; then
 	echo "=== aggregate: skipped: bench/aggregate.sh is not in this checkout yet ==="
 fi
