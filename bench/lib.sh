@@ -100,7 +100,7 @@ ratio_rows() {
 	awk -F, -v b="$bench" -v p="$pems" -v q="$peer" '!($1 == b && $3 == p && $4 == q)' \
 		"$out" >"$out.tmp" && mv "$out.tmp" "$out"
 	awk -F, -v b="$bench" -v p="$pems" -v q="$peer" -v sc="$scale" '
-	function hb(x) { return x >= 1073741824 ? sprintf("%gG", x / 1073741824) : sprintf("%gM", x / 1048576) }
+	function hb(x) { x += 0; return x >= 1e9 ? sprintf("%.3gG", x / 1073741824) : sprintf("%.3gM", x / 1048576) }
 	NR > 1 && $1 == b { k = $3 "," $4 "," $5; t[$2, k] = $7; keys[k] = 1 }
 	END {
 		for (k in keys) {

@@ -133,7 +133,7 @@ bench_summary "$CSV" "$SUM"
 # ratios: time at 1 rank / time at p ranks (the "peer" is p = 1)
 [[ -s "$RESULTS_DIR/ratios.csv" ]] || echo "bench,case,pems,peer,pems_secs,peer_secs,ratio" >"$RESULTS_DIR/ratios.csv"
 awk -F, '$1 != "ranks"' "$RESULTS_DIR/ratios.csv" >"$RESULTS_DIR/ratios.tmp"
-awk -F, 'function hb(x) { return x >= 1073741824 ? sprintf("%gG", x / 1073741824) : sprintf("%gM", x / 1048576) }
+awk -F, 'function hb(x) { x += 0; return x >= 1e9 ? sprintf("%.3gG", x / 1073741824) : sprintf("%.3gM", x / 1048576) }
 	NR > 1 { t[$2, $5] = $7; b[$2] = $3; m[$2] = $4; if ($5 > 1) ps[$2, $5] = 1 }
 	END { for (k in ps) { split(k, f, SUBSEP); a = f[1]; p = f[2]
 		if (!((a, 1) in t) || t[a, p] <= 0) continue

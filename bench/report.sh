@@ -162,7 +162,7 @@ fi
 	fi
 	if [[ -f "$R/sort-summary.csv" ]]; then
 		awk -F, -v m="$(sort_mem "$R")" '
-		function hb(x) { return x >= 1073741824 ? sprintf("%gG", x / 1073741824) : sprintf("%gM", x / 1048576) }
+		function hb(x) { x += 0; return x >= 1e9 ? sprintf("%.3gG", x / 1073741824) : sprintf("%.3gM", x / 1048576) }
 		NR > 1 { t[$1, $2] = $4; b[$2] = 1 }
 		END { split("pems stxxl|pems-rec100 stxxl-rec100|pems-rec100 gnu-sort|pems ceiling|pems-rec100 ceiling", pr, "|")
 			for (n in b) for (i in pr) { split(pr[i], q, " ")
@@ -173,7 +173,7 @@ fi
 	fi
 	if [[ -f "$AGG" ]] && head -n 1 "$AGG" | grep -q '^engine,rows,groups,'; then
 		awk -F, -v m="$(awk -F, 'NR == 2 { print $4; exit }' "$R/aggregate.csv" 2>/dev/null)" '
-		function hb(x) { return x >= 1073741824 ? sprintf("%gG", x / 1073741824) : sprintf("%gM", x / 1048576) }
+		function hb(x) { x += 0; return x >= 1e9 ? sprintf("%.3gG", x / 1073741824) : sprintf("%.3gM", x / 1048576) }
 		NR > 1 { t[$1, $2 "," $3] = $5; k[$2 "," $3] = 1 }
 		END { for (c in k) { split(c, f, ",")
 			split("duckdb sqlite", q, " ")
