@@ -20,8 +20,9 @@ int pems_output_create(const char *who, const char *out, bool sized, uint64_t si
 	int fd, rc;
 
 	snprintf(tmp, tmplen, "%s.pems-tmp", out);
-	if (pems_rank() == 0)
-		unlink(tmp);	/* a stale one from a killed run */
+	if (pems_rank() == 0 && !pems_resuming())
+		unlink(tmp);	/* a stale one from a killed run (kept on resume:
+				 * it holds what the run wrote before its checkpoint) */
 	pems_rank_barrier();
 	/* the same name on every rank; each sizes it (idempotent), so no
 	 * rank needs to wait for another */

@@ -52,6 +52,7 @@ PEMS_API int pems_file_open(const char *path, int flags, int mode)
 		return -EMFILE;
 	}
 	files[i] = (struct pfile){ .dfd = dfd, .bfd = bfd, .used = true, .direct = direct };
+	pems_ckpt_file_note(i, path, flags, dfd, bfd, direct);
 	pthread_mutex_unlock(&files_lock);
 	return i;
 }
@@ -67,7 +68,22 @@ PEMS_API int pems_file_close(int h)
 	if (close(files[h].bfd))
 		rc = -errno;
 	files[h].used = false;
+	pems_ckpt_file_forget(h);
 	return rc;
+}
+
+/* Resume (checkpoint.c): handle @h is open again at its old descriptors. */
+static int file_restore(int h, int dfd, int bfd, bool direct)
+{
+	if (h < 0 || h >= MAXF || files[h].used)
+		return -EBUSY;
+	files[h] = (struct pfile){ .dfd = dfd, .bfd = bfd, .used = true, .direct = direct };
+	return 0;
+}
+
+__attribute__((constructor)) static void file_hook(void)
+{
+	pems_ckpt_file_hook = file_restore;
 }
 
 static long long buffered(int fd, enum pems_io_op op, char *buf, size_t len, uint64_t off)

@@ -200,7 +200,7 @@ int cli_aggregate_main(int argc, char **argv)
 		return rc < 0 ? CLI_EXIT_OK : rc;
 	rc = check_paths(&a);
 	if (!rc)
-		rc = cli_runtime_apply(&a.rt, "aggregate");
+		rc = cli_runtime_apply(&a.rt, "aggregate", a.out);
 	if (rc)
 		return rc;
 	cli_progress_init(&prog, "aggregate", a.rt.quiet || pems_rank() != 0);

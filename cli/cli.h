@@ -49,6 +49,9 @@ enum cli_opt {
 	CLI_OPT_STATS,
 	CLI_OPT_STATS_JSON,
 	CLI_OPT_QUIET,
+	CLI_OPT_CKPT_EVERY,
+	CLI_OPT_CKPT_DIR,
+	CLI_OPT_RESUME,
 	CLI_OPT_FIRST_LOCAL = 512,	/* subcommands number theirs from here */
 };
 
@@ -59,7 +62,10 @@ enum cli_opt {
 	{ "threads", required_argument, NULL, CLI_OPT_THREADS },	\
 	{ "io", required_argument, NULL, CLI_OPT_IO },			\
 	{ "stats", no_argument, NULL, CLI_OPT_STATS },			\
-	{ "stats-json", required_argument, NULL, CLI_OPT_STATS_JSON }
+	{ "stats-json", required_argument, NULL, CLI_OPT_STATS_JSON },	\
+	{ "checkpoint-every", required_argument, NULL, CLI_OPT_CKPT_EVERY }, \
+	{ "checkpoint-dir", required_argument, NULL, CLI_OPT_CKPT_DIR },	\
+	{ "resume", no_argument, NULL, CLI_OPT_RESUME }
 
 /* Help text of the shared runtime options (for a subcommand's --help). */
 extern const char cli_runtime_help[];
@@ -72,15 +78,27 @@ struct cli_runtime {
 	const char *stats_json;	/* --stats-json: write them here */
 	bool quiet;		/* --quiet: no progress, no summary */
 	bool tmp_given;		/* a --tmp was seen: PEMS_TMP is replaced */
+	bool ckpt_off;		/* --checkpoint-every off */
+	bool resume;		/* --resume: continue from the checkpoint */
 };
+
+/* the process's argv (main.c), for --resume */
+extern char **cli_argv;
+/* pems-run resume DIR */
+int cli_resume_main(int argc, char **argv);
+/* True when argv asks for no checkpoints (before the re-exec, main.c). */
+bool cli_checkpoints_off(int argc, char **argv);
 
 void cli_runtime_init(struct cli_runtime *rt);
 /* Apply option @opt (a CLI_OPT_* runtime code) with @arg for subcommand
  * @cmd.  Returns 0, or CLI_EXIT_USAGE after printing why. */
 int cli_runtime_option(struct cli_runtime *rt, const char *cmd, int opt,
 		       const char *arg);
-/* pems_configure(&rt->cfg); returns 0 or CLI_EXIT_USAGE after a message. */
-int cli_runtime_apply(struct cli_runtime *rt, const char *cmd);
+/* pems_configure(&rt->cfg); returns 0 or CLI_EXIT_USAGE after a message.
+ * With @out (the output file) checkpoints go to --checkpoint-dir or
+ * <out>.pems-ckpt, and --resume replaces the process with the resumed
+ * run (returning CLI_EXIT_FAIL when it is refused). */
+int cli_runtime_apply(struct cli_runtime *rt, const char *cmd, const char *out);
 
 /* The option loop of a subcommand: --help / -h prints the strings of
  * @help (NULL-ended) on stdout and returns -1; an option getopt_long

@@ -5,6 +5,8 @@
 #include <string.h>
 #include "cli.h"
 
+char **cli_argv;
+
 struct command {
 	const char *name;
 	int (*main)(int argc, char **argv);
@@ -18,6 +20,7 @@ static const struct command commands[] = {
 	{ "sgd", cli_sgd_main, "train linear/logistic regression by data-parallel SGD" },
 	{ "verify", cli_verify_main, "check that a file is sorted (and matches its input)" },
 	{ "model", cli_model_main, "BSP cost model: calibrate, predict, project" },
+	{ "resume", cli_resume_main, "continue an interrupted run from its checkpoint" },
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
@@ -55,6 +58,11 @@ int main(int argc, char **argv)
 		printf("pems-run %s\n", PEMS_VERSION);
 		return CLI_EXIT_OK;
 	}
+	cli_argv = argv;
+	/* runs that may checkpoint start over with ASLR off (docs/checkpoint.md) */
+	if ((!strcmp(cmd, "sort") || !strcmp(cmd, "aggregate") || !strcmp(cmd, "sgd")) &&
+	    !cli_checkpoints_off(argc, argv))
+		pems_checkpoint_exec(argv);
 	for (i = 0; i < NCOMMANDS; i++)
 		if (!strcmp(cmd, commands[i].name))
 			return commands[i].main(argc - 1, argv + 1);

@@ -127,7 +127,13 @@ const char cli_runtime_help[] =
 	"  --io KIND         I/O backend: uring (default), aio or sync\n"
 	"  --stats           print the runtime statistics at the end\n"
 	"  --stats-json FILE write the runtime statistics as JSON to FILE\n"
-	"  --quiet           no progress bar and no summary\n";
+	"  --quiet           no progress bar and no summary\n"
+	"  --checkpoint-every N|auto|off\n"
+	"                    checkpoint every N supersteps; auto (default): at\n"
+	"                    the first barrier 60 s after the last checkpoint\n"
+	"  --checkpoint-dir DIR  where checkpoints go (default OUT.pems-ckpt)\n"
+	"  --resume          continue the interrupted run of this same command\n"
+	"                    from its checkpoint (or: pems-run resume DIR)\n";
 
 void cli_runtime_init(struct cli_runtime *rt)
 {
@@ -178,6 +184,59 @@ static int opt_tmp(struct cli_runtime *rt, const char *cmd, const char *arg)
 	return 0;
 }
 
+static int opt_ckpt_every(struct cli_runtime *rt, const char *cmd, const char *arg)
+{
+	uint64_t v;
+
+	rt->ckpt_off = false;
+	rt->cfg.ckpt_every = 0;
+	if (!strcmp(arg, "off"))
+		rt->ckpt_off = true;
+	else if (strcmp(arg, "auto") && (cli_parse_u64(arg, false, &v) || !v || v > 1u << 30))
+		return cli_usage("%s: --checkpoint-every %s: give a number of supersteps, auto or off",
+				 cmd, arg);
+	else if (strcmp(arg, "auto"))
+		rt->cfg.ckpt_every = (unsigned)v;
+	return 0;
+}
+
+bool cli_checkpoints_off(int argc, char **argv)
+{
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--"))
+			break;
+		if (!strcmp(argv[i], "--checkpoint-every=off") ||
+		    (!strcmp(argv[i], "--checkpoint-every") && i + 1 < argc &&
+		     !strcmp(argv[i + 1], "off")))
+			return true;
+	}
+	return false;
+}
+
+/* --resume: the same command line without --resume must be the one the
+ * checkpoint recorded (checkpoint.c compares them). */
+static int resume(struct cli_runtime *rt, const char *cmd)
+{
+	char **av;
+	int n = 0, i, j = 0, rc;
+
+	while (cli_argv[n])
+		n++;
+	av = calloc((size_t)n + 1, sizeof(*av));
+	if (!av)
+		return CLI_EXIT_FAIL;
+	for (i = 0; i < n; i++)
+		if (strcmp(cli_argv[i], "--resume"))
+			av[j++] = cli_argv[i];
+	rc = pems_checkpoint_resume(rt->cfg.ckpt_dir, av);
+	free(av);
+	(void)rc;	/* the reason is printed */
+	(void)cmd;
+	return CLI_EXIT_FAIL;
+}
+
 int cli_runtime_option(struct cli_runtime *rt, const char *cmd, int opt,
 		       const char *arg)
 {
@@ -205,14 +264,34 @@ int cli_runtime_option(struct cli_runtime *rt, const char *cmd, int opt,
 		rt->quiet = true;
 		rt->cfg.quiet = true;
 		return 0;
+	case CLI_OPT_CKPT_EVERY:
+		return opt_ckpt_every(rt, cmd, arg);
+	case CLI_OPT_CKPT_DIR:
+		rt->cfg.ckpt_dir = arg;
+		return 0;
+	case CLI_OPT_RESUME:
+		rt->resume = true;
+		return 0;
 	default:
 		return cli_usage("%s: internal error: option %d", cmd, opt);
 	}
 }
 
-int cli_runtime_apply(struct cli_runtime *rt, const char *cmd)
+int cli_runtime_apply(struct cli_runtime *rt, const char *cmd, const char *out)
 {
+	static char dir[4096];
 	int rc;
+
+	if (!out || rt->ckpt_off) {
+		rt->cfg.ckpt_dir = NULL;
+	} else if (!rt->cfg.ckpt_dir) {
+		snprintf(dir, sizeof(dir), "%s.pems-ckpt", out);
+		rt->cfg.ckpt_dir = dir;
+	}
+	if (rt->resume && !rt->cfg.ckpt_dir)
+		return cli_usage("%s: --resume needs checkpoints (not --checkpoint-every off)", cmd);
+	if (rt->resume)
+		return resume(rt, cmd);
 
 	/* the CLI prints and writes the statistics itself (cli_stats_*) */
 	rt->cfg.stats = false;

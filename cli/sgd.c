@@ -257,7 +257,7 @@ int cli_sgd_main(int argc, char **argv)
 	if (cli_check_out_dir("sgd", a.job.out) ||
 	    (a.job.loss_log && cli_check_out_dir("sgd", a.job.loss_log)))
 		return CLI_EXIT_FAIL;
-	rc = cli_runtime_apply(&a.rt, "sgd");
+	rc = cli_runtime_apply(&a.rt, "sgd", a.job.out);
 	if (rc)
 		return rc;
 	cli_progress_init(&prog, "sgd", a.rt.quiet || pems_rank() != 0);

@@ -149,7 +149,7 @@ int cli_sort_main(int argc, char **argv)
 	if (!rc)
 		rc = check_output(&a, &in_st);
 	if (!rc)
-		rc = cli_runtime_apply(&a.rt, "sort");
+		rc = cli_runtime_apply(&a.rt, "sort", a.out);
 	if (rc)
 		return rc;
 	cli_progress_init(&prog, "sort", a.rt.quiet || pems_rank() != 0);

@@ -45,6 +45,13 @@ struct pems_config {
 	bool stats;		/* print statistics on stderr at bsp_end */
 	const char *stats_json;	/* write statistics as JSON here */
 	bool quiet;		/* no warnings/progress on stderr */
+	/* checkpoints (docs/checkpoint.md): at a barrier, into ckpt_dir
+	 * (NULL: none; PEMS_CHECKPOINT_DIR), every ckpt_every supersteps
+	 * (PEMS_CHECKPOINT_EVERY), or with 0 at the first barrier ckpt_secs
+	 * after the last checkpoint (PEMS_CHECKPOINT_SECS; 0: 60 s) */
+	const char *ckpt_dir;
+	unsigned ckpt_every;
+	unsigned ckpt_secs;
 };
 
 PEMS_API void pems_config_init(struct pems_config *cfg);
@@ -73,6 +80,22 @@ PEMS_API size_t pems_overhead(unsigned threads, unsigned procs, size_t mem, size
 /* Unlink @path if the program aborts (bsp_abort or a fatal runtime
  * error), so that no partial output survives; NULL clears the list. */
 PEMS_API void pems_remove_on_abort(const char *path);
+
+/* Checkpoints need a process started with ASLR off (docs/checkpoint.md).
+ * pems_checkpoint_exec re-executes the program so, once, with the same
+ * @argv (main's) and environment; call it first in main.  It returns
+ * when the process already was (or cannot be) re-executed.  Programs
+ * that set PEMS_CHECKPOINT_DIR get this before main. */
+PEMS_API void pems_checkpoint_exec(char **argv);
+/* Resume the run checkpointed in @dir: checks the manifest, the inputs
+ * and the program, then replaces this process with the run (never
+ * returns on success).  With @argv (NULL-terminated), it must equal the
+ * checkpointed command line.  Returns -errno / -PEMS_E_* with a message
+ * printed. */
+PEMS_API int pems_checkpoint_resume(const char *dir, char **argv);
+/* True in a process that resumes a checkpointed run (its setup must not
+ * discard what the run wrote before the checkpoint). */
+PEMS_API bool pems_resuming(void);
 
 /* Parse "64M", "1G", "4096" (K/M/G/T, powers of 1024) into bytes.
  * Returns 0 or -EINVAL. */

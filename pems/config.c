@@ -133,6 +133,11 @@ PEMS_API void pems_config_init(struct pems_config *cfg)
 		cfg->stats_json = s;
 	s = getenv("PEMS_QUIET");
 	cfg->quiet = s && *s && strcmp(s, "0");
+	s = getenv("PEMS_CHECKPOINT_DIR");
+	if (s && *s)
+		cfg->ckpt_dir = s;
+	cfg->ckpt_every = env_uint("PEMS_CHECKPOINT_EVERY", 0);
+	cfg->ckpt_secs = env_uint("PEMS_CHECKPOINT_SECS", 0);
 }
 
 PEMS_API const char *pems_strerror(int err)

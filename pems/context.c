@@ -11,7 +11,9 @@
  *      pointers (heap, stack, registered areas) survive swaps;
  *  (2) a VP on disk has exactly two extents in its context file at
  *      (lid / ndirs) * mu: the heap [0, round_up(brk)) and the live stack
- *      [sp_off, mu); nothing else of mu is ever written or read;
+ *      [sp_off, mu); nothing else of mu is ever written or read.  With
+ *      checkpoints there are two copies of each file: a write-back goes
+ *      to the copy the last checkpoint does not use (vp->copy);
  *  (3) pages of a VP not resident are released (MADV_DONTNEED): RSS is
  *      bounded by the contexts held, never by v*mu;
  *  (4) the context budget is two pools.  Each worker owns one run slot
@@ -52,7 +54,7 @@ static uint64_t ctx_file_off(const struct pems_rt *rt, const struct pems_vp *vp)
 
 static int ctx_fd(const struct pems_rt *rt, const struct pems_vp *vp)
 {
-	return rt->ctx_fd[vp->lid % rt->ndirs];
+	return rt->ctx_fd[vp->copy][vp->lid % rt->ndirs];
 }
 
 static void account(struct pems_rt *rt, ssize_t delta)
@@ -260,6 +262,8 @@ int pems_ctx_swap_out(struct pems_worker *w, struct pems_vp *vp)
 	vp->disk_heap = heap;
 	vp->disk_sp = sp;
 	vp->where = VP_WRITING;
+	/* checkpoint.c (2): never overwrite the copy a checkpoint needs */
+	vp->copy = rt->ckpt ? !vp->ckpt_copy : 0;
 	if (vp->state == VP_ENDED && !(vp->lid == 0 && rt->post_bsp)) {
 		release(rt, vp);
 		return 0;

@@ -18,9 +18,12 @@
  *      its buffer returns to the pool when the write completes.  Partial
  *      chunks at the end of a superstep stay in memory (so small message
  *      volumes never touch the disk);
- *  (4) logs alternate by superstep parity: superstep s writes log s%2
- *      while deliveries read log (s-1)%2, which is then dead and reused
- *      from offset 0 by superstep s+1;
+ *  (4) each worker has nlogs logs: superstep s writes log wlog while
+ *      deliveries read log rlog (the wlog of s-1); the next wlog is the
+ *      lowest log that is neither the one just written nor plog, the log
+ *      the last checkpoint's messages are in (checkpoint.c).  Without
+ *      checkpoints (plog -1, two logs) this is alternation by parity; a
+ *      log is reused from offset 0;
  *  (5) memory: about 2*k*vlocal chunks exist at a time (open ones, and
  *      partial ones kept from the last superstep), which chunk_size is
  *      derived from; requests are chunk-sized, so a budget that allows
@@ -35,16 +38,6 @@
 #include "runtime.h"
 
 #define RA PEMS_MSG_RA	/* chunks read ahead per stream during delivery */
-
-struct pems_chunk {
-	struct pems_chunk *next;
-	char *buf;		/* NULL once written and released */
-	size_t len;
-	uint64_t off;		/* offset in the log, PEMS_NONE while in memory */
-	int fd;
-	struct pems_ioop op;
-	bool writing;
-};
 
 /* ---- buffer pool ---- */
 
@@ -204,7 +197,7 @@ static void log_reserve(struct pems_worker *w, int par, uint64_t end)
 
 static void chunk_seal(struct pems_worker *w, struct pems_chunk *c)
 {
-	int par = (int)(w->rt->superstep & 1);
+	int par = (int)w->rt->wlog;
 	int rc;
 
 	size_t padded = (c->len + PEMS_PAGE - 1) & ~(size_t)(PEMS_PAGE - 1);
@@ -326,6 +319,21 @@ void pems_msg_flush(struct pems_worker *w)
 		pems_worker_reap(w, 1);
 }
 
+/* Invariant (4): pick the log the next superstep writes; it is dead. */
+void pems_msg_next_log(struct pems_rt *rt)
+{
+	unsigned i, l;
+
+	rt->rlog = rt->wlog;
+	for (l = 0; l == rt->rlog || (int)l == rt->plog; l++)
+		;
+	rt->wlog = l;
+	for (i = 0; i < rt->k; i++)
+		rt->workers[i].msg_off[l] = 0;
+	if (rt->tpw)
+		rt->tpw->msg_off[l] = 0;
+}
+
 /* At the barrier: this superstep's streams become next superstep's input. */
 void pems_msg_swap(struct pems_rt *rt)
 {
@@ -343,11 +351,8 @@ void pems_msg_swap(struct pems_rt *rt)
 			rt->in_next[o * rt->vlocal + d] = w->out[rt->first + d];
 			w->out[rt->first + d].head = w->out[rt->first + d].tail = NULL;
 		}
-		/* invariant (4): the log the next superstep writes is dead */
-		w->msg_off[(rt->superstep + 1) & 1] = 0;
 	}
-	if (rt->tpw)
-		rt->tpw->msg_off[(rt->superstep + 1) & 1] = 0;
+	pems_msg_next_log(rt);
 	t = rt->in; rt->in = rt->in_next; rt->in_next = t;
 	t = rt->xchg_in; rt->xchg_in = rt->xchg_in_next; rt->xchg_in_next = t;
 	t = rt->send_in; rt->send_in = rt->send_in_next; rt->send_in_next = t;

@@ -30,6 +30,7 @@
 #define PEMS_FIXED_OVERHEAD (16u << 20)	/* runtime tables, engines, bounce buffers */
 #define PEMS_PAGE 4096u
 #define PEMS_NONE UINT64_MAX
+#define PEMS_NLOGS 3		/* message logs per worker at most (msg.c 4) */
 
 struct pems_derived {
 	size_t fixed, msg_budget, ctx_budget;
@@ -137,6 +138,8 @@ struct pems_vp {
 	bool cached;		/* resident between supersteps (counted in rt->cached) */
 	size_t cached_bytes;
 	struct pems_ioop *ops;	/* two swap requests (heap, stack) */
+	uint8_t copy;		/* context file copy holding the extents on disk */
+	uint8_t ckpt_copy;	/* the copy the last checkpoint refers to */
 	void *fake_stack;	/* ASan's fake stack while suspended */
 };
 
@@ -163,9 +166,9 @@ struct pems_worker {
 	/* outgoing message streams for this superstep, by global pid */
 	struct pems_stream *out;
 	uint64_t net_sent;		/* bytes handed to the transport */
-	int msg_fd[2];			/* message logs, by superstep parity */
-	uint64_t msg_off[2];
-	uint64_t msg_alloc[2];		/* bytes fallocated ahead of msg_off */
+	int msg_fd[PEMS_NLOGS];		/* message logs (msg.c 4) */
+	uint64_t msg_off[PEMS_NLOGS];
+	uint64_t msg_alloc[PEMS_NLOGS];	/* bytes fallocated ahead of msg_off */
 	/* get requests issued by VPs this worker ran */
 	struct pems_get *gets;
 	size_t ngets, capgets;
@@ -209,12 +212,17 @@ struct pems_rt {
 	char *region;			/* vlocal * mu bytes, MAP_NORESERVE */
 	struct pems_vp *vps;
 	struct pems_worker *workers;
-	/* context files, one per scratch dir */
-	int ctx_fd[PEMS_MAX_TMP];
+	/* context files, one per scratch dir, in two copies when
+	 * checkpointing (checkpoint.c 2) */
+	int ctx_fd[2][PEMS_MAX_TMP];
 	char *tmpdir[PEMS_MAX_TMP];
 	unsigned ndirs;
 	/* superstep control */
 	uint64_t superstep;
+	unsigned wlog, rlog;		/* message log written / read this superstep */
+	int plog;			/* log a checkpoint needs, or -1 (msg.c 4) */
+	unsigned nlogs;			/* 2, or 3 when checkpointing */
+	struct pems_ckpt *ckpt;		/* NULL when not checkpointing */
 	atomic_uint next_vp;
 	pthread_mutex_t lock;
 	pthread_cond_t go, done;
@@ -306,6 +314,7 @@ void pems_msg_append(struct pems_worker *w, unsigned dst, const struct pems_rec 
 		     const void *p1, size_t n1, const void *p2, size_t n2);
 void pems_msg_flush(struct pems_worker *w);
 void pems_msg_swap(struct pems_rt *rt);	/* at the barrier: out -> in */
+void pems_msg_next_log(struct pems_rt *rt);
 void pems_msg_deliver(struct pems_worker *w, struct pems_vp *vp, int slot);
 void pems_msg_prefetch(struct pems_worker *w, struct pems_vp *vp, int slot);
 int pems_msg_worker_init(struct pems_worker *w);
@@ -350,11 +359,41 @@ char *pems_tp_alltoallv(struct pems_rt *rt, const char *send, const size_t *scou
 void pems_msg_land(struct pems_worker *w, struct pems_stream *s, const char *data, size_t len);
 void pems_set_thread_worker(struct pems_worker *w);
 
+/* checkpoints (checkpoint.c) */
+struct pems_ckpt;
+int pems_ckpt_init(struct pems_rt *rt);
+bool pems_ckpt_scratch_path(struct pems_rt *rt, const char *dir, const char *name,
+			    char *path, size_t len, int *flags);
+int pems_ckpt_restore(struct pems_rt *rt, const void *stack_mark);
+void pems_ckpt_barrier(struct pems_rt *rt, const void *stack_mark);
+void pems_ckpt_finish(struct pems_rt *rt);
+void pems_ckpt_abandon(struct pems_rt *rt);
+void pems_ckpt_die(void);
+void pems_ckpt_file_note(int h, const char *path, int flags, int dfd, int bfd, bool direct);
+void pems_ckpt_file_forget(int h);
+/* set by bsp/file.c: put a reopened file back into its table */
+extern int (*pems_ckpt_file_hook)(int h, int dfd, int bfd, bool direct);
+/* pems_remove_on_abort's list (sched.c): a malloc'd array of n paths */
+unsigned pems_cleanup_list(const char ***paths);
+void pems_remove_on_abort_once(const char *path);
+
 /* io completions: every request the runtime submits is embedded in one */
 struct pems_ioop {
 	struct pems_io_req req;
 	void (*done)(struct pems_worker *w, struct pems_ioop *op);
 	void *obj;
+};
+
+/* one chunk of a message stream (msg.c): in memory (buf) or written to a
+ * log (fd, off); checkpoint.c saves the streams of the next superstep */
+struct pems_chunk {
+	struct pems_chunk *next;
+	char *buf;		/* NULL once written and released */
+	size_t len;
+	uint64_t off;		/* offset in the log, PEMS_NONE while in memory */
+	int fd;
+	struct pems_ioop op;
+	bool writing;
 };
 
 #endif

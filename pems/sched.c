@@ -101,6 +101,7 @@ static void on_signal(int sig)
 
 	for (i = 0; i < ncleanup; i++)
 		unlink(cleanup_paths[i]);
+	pems_ckpt_die();
 	signal(sig, SIG_DFL);
 	raise(sig);
 }
@@ -124,6 +125,30 @@ PEMS_API void pems_remove_on_abort(const char *path)
 	pthread_mutex_unlock(&cleanup_lock);
 }
 
+/* Resume: register @path unless the driver did already. */
+void pems_remove_on_abort_once(const char *path)
+{
+	unsigned i;
+
+	for (i = 0; i < ncleanup; i++)
+		if (!strcmp(cleanup_paths[i], path))
+			return;
+	pems_remove_on_abort(path);
+}
+
+unsigned pems_cleanup_list(const char ***paths)
+{
+	unsigned i, n;
+
+	pthread_mutex_lock(&cleanup_lock);
+	n = ncleanup;
+	*paths = malloc((n + 1) * sizeof(**paths));
+	for (i = 0; *paths && i < n; i++)
+		(*paths)[i] = cleanup_paths[i];
+	pthread_mutex_unlock(&cleanup_lock);
+	return *paths ? n : 0;
+}
+
 void pems_set_thread_worker(struct pems_worker *w)
 {
 	tls_worker = w;
@@ -136,6 +161,7 @@ _Noreturn void pems_die(int status)
 	fflush(stdout);
 	for (i = 0; i < ncleanup; i++)
 		unlink(cleanup_paths[i]);
+	pems_ckpt_die();
 	fflush(stderr);
 	pems_tp_abort(status);	/* the other ranks end too (transport.c 4) */
 	_exit(status);
@@ -159,18 +185,20 @@ static int open_scratch(struct pems_rt *rt, unsigned dir, const char *name,
 			int *fd_out)
 {
 	char path[4096];
-	bool direct;
-	int fd;
+	bool direct, keep;
+	int fd, flags;
 
-	snprintf(path, sizeof(path), "%s/pems-%d-%s", rt->tmpdir[dir], (int)getpid(), name);
-	fd = pems_io_open(path, O_RDWR | O_CREAT | O_TRUNC, 0600, &direct);
+	keep = pems_ckpt_scratch_path(rt, rt->tmpdir[dir], name, path, sizeof(path), &flags);
+	fd = pems_io_open(path, flags, 0600, &direct);
 	if (fd < 0) {
 		fprintf(stderr, "pems: error: cannot create scratch file %s: %s; check --tmp / PEMS_TMP\n",
 			path, strerror(-fd));
 		return fd;
 	}
-	/* scratch vanishes with the process, even on a crash */
-	unlink(path);
+	/* scratch vanishes with the process, even on a crash (unless a
+	 * checkpoint may need it: checkpoint.c) */
+	if (!keep)
+		unlink(path);
 	*fd_out = fd;
 	return 0;
 }
@@ -227,7 +255,9 @@ static int scratch_setup(struct pems_rt *rt)
 				PEMS_MIN_SCRATCH >> 20);
 			return -PEMS_E_SCRATCH;
 		}
-		if (open_scratch(rt, i, "ctx", &rt->ctx_fd[i]))
+		if (open_scratch(rt, i, "ctx", &rt->ctx_fd[0][i]))
+			return -PEMS_E_SCRATCH;
+		if (rt->ckpt && open_scratch(rt, i, "ctx.1", &rt->ctx_fd[1][i]))
 			return -PEMS_E_SCRATCH;
 	}
 	return 0;
@@ -466,7 +496,7 @@ static int engine_create(struct pems_rt *rt, struct pems_io **io)
 
 static int workers_setup(struct pems_rt *rt)
 {
-	unsigned i;
+	unsigned i, l;
 	int rc;
 
 	rt->workers = calloc(rt->k, sizeof(*rt->workers));
@@ -486,12 +516,11 @@ static int workers_setup(struct pems_rt *rt)
 		w->bounce = pems_io_alloc(w->bounce_size);
 		if (!w->out || !w->bounce || pems_msg_worker_init(w))
 			return -ENOMEM;
-		snprintf(name, sizeof(name), "msg%u.0", i);
-		if (open_scratch(rt, i % rt->ndirs, name, &w->msg_fd[0]))
-			return -PEMS_E_SCRATCH;
-		snprintf(name, sizeof(name), "msg%u.1", i);
-		if (open_scratch(rt, i % rt->ndirs, name, &w->msg_fd[1]))
-			return -PEMS_E_SCRATCH;
+		for (l = 0; l < rt->nlogs; l++) {
+			snprintf(name, sizeof(name), "msg%u.%u", i, l);
+			if (open_scratch(rt, i % rt->ndirs, name, &w->msg_fd[l]))
+				return -PEMS_E_SCRATCH;
+		}
 	}
 	for (i = 0; i < rt->k; i++) {
 		rc = pthread_create(&rt->workers[i].thread, NULL, worker_main, &rt->workers[i]);
@@ -731,6 +760,9 @@ static int rt_init(struct pems_rt *rt, unsigned maxprocs)
 	pthread_mutex_init(&rt->lock, NULL);
 	pthread_cond_init(&rt->go, NULL);
 	pthread_cond_init(&rt->done, NULL);
+	rc = pems_ckpt_init(rt);
+	if (rc)
+		return rc;
 	rc = scratch_setup(rt);
 	if (rc)
 		return rc;
@@ -746,7 +778,7 @@ static int rt_init(struct pems_rt *rt, unsigned maxprocs)
 
 static void rt_free(struct pems_rt *rt)
 {
-	unsigned i;
+	unsigned i, j;
 
 	pems_msg_teardown(rt);
 	if (rt->workers) {
@@ -758,10 +790,9 @@ static void rt_free(struct pems_rt *rt)
 			free(w->bounce);
 			free(w->readers);
 			free(w->gets);
-			if (w->msg_fd[0] > 0)
-				close(w->msg_fd[0]);
-			if (w->msg_fd[1] > 0)
-				close(w->msg_fd[1]);
+			for (j = 0; j < PEMS_NLOGS; j++)
+				if (w->msg_fd[j] > 0)
+					close(w->msg_fd[j]);
 		}
 		free(rt->workers);
 	}
@@ -774,8 +805,9 @@ static void rt_free(struct pems_rt *rt)
 	pems_coll_free(rt);
 	pems_ctx_teardown(rt);
 	for (i = 0; i < rt->ndirs; i++) {
-		if (rt->ctx_fd[i] > 0)
-			close(rt->ctx_fd[i]);
+		for (j = 0; j < 2; j++)
+			if (rt->ctx_fd[j][i] > 0)
+				close(rt->ctx_fd[j][i]);
 		free(rt->tmpdir[i]);
 	}
 }
@@ -861,7 +893,10 @@ int pems_rt_run(void (*entry)(void *), void *arg, unsigned maxprocs)
 	rt->progress = pems_progress_fn;
 	rt->progress_arg = pems_progress_arg;
 	rc = rt_init(rt, maxprocs);
+	if (!rc)
+		rc = pems_ckpt_restore(rt, &rc);	/* checkpoint.c (1): &rc is the driver stack */
 	if (rc) {
+		pems_ckpt_abandon(rt);
 		workers_stop(rt);
 		rt_free(rt);
 		free(rt);
@@ -884,11 +919,13 @@ int pems_rt_run(void (*entry)(void *), void *arg, unsigned maxprocs)
 		pems_tp_sum_u64(rt, (uint64_t *)rt->send_in_next, rt->v);
 		pems_msg_swap(rt);
 		rt->superstep++;
+		pems_ckpt_barrier(rt, &rc);
 		pems_tp_resume(rt);
 		if (rt->progress)
 			rt->progress(rt->superstep, rt->progress_arg);
 	}
 	workers_stop(rt);
+	pems_ckpt_finish(rt);
 	stats_collect(rt, &st);
 	stats_sum_ranks(rt, &st);
 	last_stats = st;
