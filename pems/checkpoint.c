@@ -390,8 +390,10 @@ static bool parse_line(struct pems_manifest *m, const struct toks *tk, unsigned 
 
 static int bad(char *err, size_t errlen, int rc, const char *why, unsigned line)
 {
-	if (err && errlen)
+	if (err && errlen && line)
 		snprintf(err, errlen, "%s (line %u)", why, line);
+	else if (err && errlen)
+		snprintf(err, errlen, "%s", why);
 	return rc;
 }
 
@@ -1165,7 +1167,7 @@ static void write_manifest(struct pems_rt *rt, const void *stack_mark, const cha
 
 static void remove_state(const char *name)
 {
-	char p[PATH_MAX + 128];
+	char p[PATH_MAX + 300];
 
 	if (!name[0])
 		return;
@@ -1499,7 +1501,9 @@ out:
 static void remove_all(void)
 {
 	char p[PATH_MAX + 128];
+	struct dirent *e;
 	unsigned i;
+	DIR *d;
 
 	snprintf(p, sizeof(p), "%s/manifest", ck.dir);
 	unlink(p);	/* first: from here on nothing is resumable */
@@ -1508,6 +1512,13 @@ static void remove_all(void)
 	ck.state[0] = 0;
 	for (i = 0; i < ck.npaths; i++)
 		unlink(ck.paths[i]);
+	/* state files of checkpoints that a kill left uncommitted */
+	d = opendir(ck.dir);
+	while (d && (e = readdir(d)))
+		if (!strncmp(e->d_name, "state.", 6) || !strcmp(e->d_name, "manifest.tmp"))
+			remove_state(e->d_name);
+	if (d)
+		closedir(d);
 	rmdir(ck.dir);
 	ck.committed = false;
 }
