@@ -93,6 +93,11 @@ PEMS_API void pems_checkpoint_exec(char **argv);
  * checkpointed command line.  Returns -errno / -PEMS_E_* with a message
  * printed. */
 PEMS_API int pems_checkpoint_resume(const char *dir, char **argv);
+/* Save @len bytes at @addr (process memory outside the contexts, e.g. a
+ * global that VP code updates) in every checkpoint and restore them on
+ * resume; register before the SPMD section, in the same order on every
+ * start.  Up to 16 areas; returns 0 or -EINVAL. */
+PEMS_API int pems_checkpoint_global(void *addr, size_t len);
 /* True in a process that resumes a checkpointed run (its setup must not
  * discard what the run wrote before the checkpoint). */
 PEMS_API bool pems_resuming(void);

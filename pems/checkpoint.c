@@ -93,6 +93,8 @@ struct pems_ckpt {
 
 static struct pems_ckpt ck;
 static struct note notes[MAXF];
+static struct { void *addr; size_t len; } globals[16];
+static unsigned nglobals;
 static unsigned runs;
 int (*pems_ckpt_file_hook)(int h, int dfd, int bfd, bool direct);
 
@@ -696,6 +698,24 @@ out:
 	return rc;
 }
 
+/* ---- process memory that VP code changes (invariant 4) ---- */
+
+PEMS_API int pems_checkpoint_global(void *addr, size_t len)
+{
+	unsigned i;
+
+	for (i = 0; i < nglobals; i++)
+		if (globals[i].addr == addr) {
+			globals[i].len = len;
+			return 0;
+		}
+	if (nglobals == 16 || !addr)
+		return -EINVAL;
+	globals[nglobals].addr = addr;
+	globals[nglobals++].len = len;
+	return 0;
+}
+
 /* ---- files opened by the SPMD section (bsp/file.c) ---- */
 
 void pems_ckpt_file_note(int h, const char *path, int flags, int dfd, int bfd, bool direct)
@@ -967,6 +987,12 @@ static void save_state(struct wr *w, struct pems_rt *rt)
 	put(w, rt->xchg_in, rt->v * sizeof(*rt->xchg_in));
 	put(w, rt->send_in, rt->v * sizeof(*rt->send_in));
 	save_streams(w, rt);
+	put_u64(w, nglobals);
+	for (i = 0; i < nglobals; i++) {
+		put_u64(w, (uintptr_t)globals[i].addr);
+		put_u64(w, globals[i].len);
+		put(w, globals[i].addr, globals[i].len);
+	}
 	put_u64(w, 0x444e45u);	/* "END" */
 }
 
@@ -1178,7 +1204,9 @@ static void remove_state(const char *name)
 static void checkpoint(struct pems_rt *rt, const void *stack_mark)
 {
 	char name[64], tmp[PATH_MAX + 64];
+	const char *st = getenv("PEMS_STATS");
 	struct wr w = { 0 };
+	double t0 = pems_now();
 	unsigned i;
 
 	write_back(rt);
@@ -1198,6 +1226,9 @@ static void checkpoint(struct pems_rt *rt, const void *stack_mark)
 	ck.committed = true;
 	ck.last = pems_now();
 	ck.last_step = rt->superstep;
+	if (st && atoi(st) >= 2)
+		fprintf(stderr, "pems: checkpoint at superstep %llu: %.3fs, state %llu bytes\n",
+			(unsigned long long)rt->superstep, ck.last - t0, (unsigned long long)w.n);
 }
 
 void pems_ckpt_barrier(struct pems_rt *rt, const void *stack_mark)
@@ -1325,6 +1356,7 @@ static void load_state(struct rd *r, struct pems_rt *rt)
 {
 	struct pems_coll_state c;
 	unsigned i;
+	uint64_t n;
 	size_t b;
 
 	if (get_u64(r) != 0x31544b43534d4550ull || get_u64(r) != rt->superstep ||
@@ -1358,6 +1390,15 @@ static void load_state(struct rd *r, struct pems_rt *rt)
 	get(r, rt->xchg_in, rt->v * sizeof(*rt->xchg_in));
 	get(r, rt->send_in, rt->v * sizeof(*rt->send_in));
 	load_streams(r, rt);
+	n = get_u64(r);
+	if (n != nglobals)
+		pems_fatal("resume: the program registered %u checkpointed globals, the checkpoint has %llu",
+			   nglobals, (unsigned long long)n);
+	for (i = 0; i < nglobals; i++)
+		if (get_u64(r) != (uintptr_t)globals[i].addr || get_u64(r) != globals[i].len)
+			pems_fatal("resume: checkpointed global %u differs in address or size", i);
+		else
+			get(r, globals[i].addr, globals[i].len);
 	if (get_u64(r) != 0x444e45u)
 		pems_fatal("resume: %s: bad end marker", r->path);
 }

@@ -60,7 +60,16 @@ run_killed() {
 	pid=$!
 	while :; do
 		if ((kills < KILLS)); then
-			rsleep $((hi / 10)) $((hi * 9 / 10))
+			# every other kill comes after a checkpoint exists, so that
+			# resumes are exercised even on a slow machine
+			if ((kills % 2 == 0)); then
+				while [[ ! -f $ck/manifest ]] && kill -0 "$pid" 2>/dev/null; do
+					sleep 0.02
+				done
+				rsleep 0 $((hi / 2))
+			else
+				rsleep $((hi / 10)) $((hi * 9 / 10))
+			fi
 			if kill -9 "$pid" 2>/dev/null; then
 				wait "$pid" 2>/dev/null
 				kills=$((kills + 1))
@@ -194,8 +203,10 @@ if want refusals; then
 		expect_refusal "edited manifest" "checksum mismatch" "$RUN" resume ck.ref
 		stopped_run
 		# a damaged state file
-		st=$(ls ck.ref/state.* | head -1)
-		printf '\x01' | dd of="$st" bs=1 seek=200 conv=notrunc status=none
+		st=ck.ref/$(awk '$1 == "state" { print $2 }' ck.ref/manifest)
+		b=$(od -An -tu1 -j200 -N1 "$st" | tr -d ' ')
+		printf "\\x$(printf %02x $((b ^ 0xff)))" |
+			dd of="$st" bs=1 seek=200 conv=notrunc status=none
 		expect_refusal "corrupted state file" "is corrupt" "$RUN" resume ck.ref
 		stopped_run
 		# a truncated manifest

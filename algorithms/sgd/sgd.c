@@ -1102,6 +1102,9 @@ static int run(struct pems_sgd_job *job)
 
 	if (job->progress && !pthread_create(&th, NULL, progress_main, job))
 		have_th = true;
+	/* VP 0 records losses, errors and epochs here: a resumed run needs
+	 * them as they were at its checkpoint (docs/checkpoint.md) */
+	pems_checkpoint_global(&G, sizeof(G));
 	rc = pems_spmd(sgd_spmd, NULL);
 	atomic_store(&progress_stop, 1);
 	if (have_th)
