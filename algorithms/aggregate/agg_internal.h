@@ -15,8 +15,4 @@ struct agg_pair {
 	uint64_t val;
 };
 
-/* Stable LSD radix sort of @n pairs by key; @tmp is scratch of n pairs.
- * Uses a small pems_calloc for counters.  Cannot fail (aborts past mu). */
-void agg_sort_pairs(struct agg_pair *a, struct agg_pair *tmp, size_t n);
-
 #endif

@@ -5,31 +5,52 @@
  *
  * Supersteps of one pems_groupby_plan + pems_groupby:
  *   plan 0  every VP's sample keys are gathered at VP 0
- *   plan 1  VP 0 sorts them, picks heavy keys (>= HEAVY_SHARE of a VP's
- *           worth of samples) and v-1 splitters by sampled weight, where a
- *           heavy key weighs 1 (it is pre-aggregated: it sends at most one
- *           partial per VP); broadcast
- *   gb 0    each VP aggregates its rows into a bounded table; after a
- *           probe of PROBE rows that shows little reduction (distinct >
- *           PROBE/2) it stops inserting and passes rows through raw,
- *           except heavy keys (a small table of their own).  Rows whose
- *           key misses a full table pass through raw too.  Raw rows and
- *           partial states are scattered by owner and posted with
- *           pems_exchange; everything is freed before bsp_sync so the
- *           context written back is small.
- *   gb 1    the owner copies the raw rows (16 B each) and partials out of
- *           the received buffer, radix-sorts both by key; the walk merges
- *           the two sorted streams group by group.
+ *   plan 1  VP 0 sorts them, picks heavy keys (a key holding >= 1/16 of
+ *           one VP's share of the sample) and v-1 splitters by sampled
+ *           weight, where a heavy key weighs 1 (it is pre-aggregated: it
+ *           sends few partials per VP); broadcast
+ *   gb 0    each VP aggregates its rows, then scatters raw rows and
+ *           partial states by owner and posts them with pems_exchange;
+ *           everything is freed before bsp_sync so the context written
+ *           back is small.  Two ways to aggregate:
+ *           - core (every aggregate a built-in): one 48-byte state
+ *             {key, count, sum, min, max} serves any mix of count, sum,
+ *             min, max and avg, updated inline.  The table is sized to
+ *             the cache (TABLE_CORE); when it fills it is flushed and
+ *             reused, or, if the fill showed little reduction (fewer than
+ *             2 rows per entry), rows pass through raw for PASS_FILLS
+ *             fills' worth of rows (heavy keys still go to a table of
+ *             their own).  A flushed state of count <= 3 goes out as its
+ *             count raw rows (min, max, sum-min-max are those rows'
+ *             values), so what a VP sends never exceeds its input.
+ *           - generic (a user-defined aggregate): a table of about
+ *             table_bytes; after a probe of PROBE rows that shows little
+ *             reduction (distinct > PROBE/2) rows pass through raw,
+ *             except heavy keys; rows whose key misses a full table
+ *             pass through raw too.
+ *           Owners are found through a 2^16-entry table over the top key
+ *           bits (then a short search among the splitters).
+ *   gb 1    the owner buckets the received raw rows and partials by key
+ *           range ((key - min) >> shift, at most 2^BUCKET_BITS buckets of
+ *           about BUCKET rows) in one pass, then sorts each bucket in
+ *           cache (LSD radix over the bits that vary within it); the
+ *           walk merges the two sorted streams group by group.  In core
+ *           mode, when the groups take less than half the bytes of the
+ *           rows, they are compacted into one sorted state per group.
  *
  * Invariants:
  *  (1) a key's rows all go to one owner: bucket = number of splitters
  *      <= key, the same function on every VP;
- *  (2) what a VP sends is at most 16 B per input row plus one partial per
- *      table entry, so a VP's send buffer is bounded by its input and its
- *      table;
+ *  (2) what a VP sends is at most 16 B per input row (core), or 16 B per
+ *      row plus one partial per table entry (generic), so a VP's send
+ *      buffer is bounded by its input and its table;
  *  (3) results do not depend on v, k or the order rows meet: aggregates
  *      are associative and commutative (the built-ins are exact integer
- *      arithmetic; avg is computed from the exact sum and count at the end).
+ *      arithmetic; avg is computed from the exact sum and count at the end);
+ *  (4) in the core loop, raw rows are compacted to the front of the row
+ *      array: a row is written at w <= i (i = rows consumed), because
+ *      every table entry, partial and raw row stands for >= as many
+ *      consumed rows as it occupies raw slots.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -39,8 +60,13 @@
 #include "pems_algorithms.h"
 #include "aggregate/agg_internal.h"
 
-#define PROBE 65536		/* rows inserted before judging the reduction */
+#define PROBE 65536		/* generic: rows inserted before judging the reduction */
 #define HEAVY_MAX 4096
+#define TABLE_CORE (1u << 15)	/* core table slots (48 B each: 1.5 MiB, in L2/L3) */
+#define PASS_FILLS 16		/* core: rows passed raw after a poor fill, in fills */
+#define BUCKET 8192		/* owner: target rows per bucket (sorted in cache) */
+#define BUCKET_BITS 12		/* owner: at most 4096 buckets */
+#define DIGIT 11		/* owner: radix digit bits */
 
 /* ---- built-in aggregates ---- */
 
@@ -194,6 +220,50 @@ const struct pems_aggregate *pems_aggregate_builtin(const char *name)
 	return NULL;
 }
 
+/* ---- the built-ins' common state ---- */
+
+/* One slot of a core table, one core partial: enough for count, sum,
+ * min, max and avg at once.  16-byte aligned wherever it is stored
+ * (tables, the send and receive buffers, the blob: all offsets are
+ * multiples of 16). */
+struct core {
+	uint64_t key;
+	uint64_t count;
+	__int128 sum;
+	int64_t min, max;
+};
+
+static inline void core_first(struct core *c, uint64_t key, int64_t v)
+{
+	c->key = key;
+	c->count = 1;
+	c->sum = v;
+	c->min = v;
+	c->max = v;
+}
+
+static inline void core_add(struct core *c, int64_t v)
+{
+	c->count++;
+	c->sum += v;
+	if (v < c->min)
+		c->min = v;
+	if (v > c->max)
+		c->max = v;
+}
+
+static inline void core_merge(struct core *c, const struct core *o)
+{
+	c->count += o->count;
+	c->sum += o->sum;
+	if (o->min < c->min)
+		c->min = o->min;
+	if (o->max > c->max)
+		c->max = o->max;
+}
+
+enum kind { K_COUNT, K_SUM, K_MIN, K_MAX, K_AVG, K_USER };
+
 /* ---- small helpers ---- */
 
 static uint64_t hash64(uint64_t x)
@@ -208,8 +278,11 @@ static uint64_t hash64(uint64_t x)
 struct spec {
 	const struct pems_aggregate *aggs[PEMS_AGG_MAX];
 	size_t off[PEMS_AGG_MAX];
+	enum kind kind[PEMS_AGG_MAX];
 	unsigned naggs;
-	size_t ss;		/* state bytes, rounded to 8 */
+	size_t ss;		/* bytes of the states handed to the walk, rounded to 8 */
+	bool core;		/* every aggregate a built-in: struct core inside */
+	size_t slot;		/* bytes of a table entry / partial: key + state */
 };
 
 static void spec_init(struct spec *sp, const struct pems_aggregate *const *aggs,
@@ -221,15 +294,25 @@ static void spec_init(struct spec *sp, const struct pems_aggregate *const *aggs,
 		bsp_abort("pems_groupby: %u aggregates; at most %d", naggs, PEMS_AGG_MAX);
 	memset(sp, 0, sizeof(*sp));
 	sp->naggs = naggs;
+	sp->core = true;
 	for (i = 0; i < naggs; i++) {
+		size_t b;
+
 		if (!aggs[i] || !aggs[i]->state_size ||
 		    aggs[i]->state_size > PEMS_AGG_STATE_MAX)
 			bsp_abort("pems_groupby: aggregate %u has no valid state size", i);
 		sp->aggs[i] = aggs[i];
 		sp->off[i] = sp->ss;
 		sp->ss += aggs[i]->state_size;
+		sp->kind[i] = K_USER;
+		for (b = 0; b < sizeof(builtins) / sizeof(builtins[0]); b++)
+			if (aggs[i] == &builtins[b])
+				sp->kind[i] = (enum kind)b;
+		if (sp->kind[i] == K_USER)
+			sp->core = false;
 	}
 	sp->ss = (sp->ss + 7) & ~(size_t)7;
+	sp->slot = sp->core ? sizeof(struct core) : 8 + sp->ss;
 }
 
 static void st_init(const struct spec *sp, uint8_t *st)
@@ -256,39 +339,130 @@ static void st_combine(const struct spec *sp, uint8_t *st, const uint8_t *o)
 		sp->aggs[i]->combine(st + sp->off[i], o + sp->off[i]);
 }
 
-/* ---- radix sort of {u64 key, u64 payload} pairs by key (stable) ---- */
-
-void agg_sort_pairs(struct agg_pair *a, struct agg_pair *tmp, size_t n)
+/* The states of the requested built-ins, laid out as the callbacks of
+ * builtins[] keep them, from one core state. */
+static void core_states(const struct spec *sp, const struct core *c, uint8_t *st)
 {
-	size_t (*cnt)[256] = pems_calloc(8, sizeof(*cnt));
-	struct agg_pair *src = a, *dst = tmp, *t;
-	size_t i, sum;
-	unsigned p, b;
+	unsigned i;
 
-	for (i = 0; i < n; i++) {
-		uint64_t k = a[i].key;
+	for (i = 0; i < sp->naggs; i++) {
+		uint8_t *p = st + sp->off[i];
 
-		for (p = 0; p < 8; p++)
-			cnt[p][(k >> (8 * p)) & 255]++;
+		switch (sp->kind[i]) {
+		case K_COUNT:
+			memcpy(p, &c->count, 8);
+			break;
+		case K_SUM:
+			memcpy(p, &c->sum, 16);
+			break;
+		case K_MIN:
+			memcpy(p, &c->min, 8);
+			break;
+		case K_MAX:
+			memcpy(p, &c->max, 8);
+			break;
+		default:	/* K_AVG */
+			memcpy(p, &c->sum, 16);
+			memcpy(p + 16, &c->count, 8);
+			break;
+		}
 	}
-	for (p = 0; p < 8; p++) {
-		if (n == 0 || cnt[p][(a[0].key >> (8 * p)) & 255] == n)
-			continue;	/* every key has the same byte here */
-		for (b = 0, sum = 0; b < 256; b++) {
-			size_t c = cnt[p][b];
+}
 
-			cnt[p][b] = sum;
-			sum += c;
+/* ---- radix sort of {u64 key, u64 payload} pairs within one bucket ---- */
+
+/* Stable LSD sort of @n pairs whose keys differ only in the low @bits
+ * bits of (key - base), DIGIT bits at a time; @tmp has room for n pairs,
+ * @cnt for (64 / DIGIT + 1) << DIGIT counters.  A digit that is the same
+ * for every pair costs no pass. */
+static void sort_bucket(struct agg_pair *a, struct agg_pair *tmp, size_t n,
+			uint64_t base, unsigned bits, uint32_t *cnt)
+{
+	unsigned nd = (bits + DIGIT - 1) / DIGIT, d, b;
+	const unsigned R = 1u << DIGIT;
+	struct agg_pair *src = a, *dst = tmp, *t;
+	size_t i;
+
+	if (n < 2 || !nd)
+		return;
+	if (n <= 16) {	/* insertion sort */
+		for (i = 1; i < n; i++) {
+			struct agg_pair x = a[i];
+			size_t j = i;
+
+			for (; j && a[j - 1].key > x.key; j--)
+				a[j] = a[j - 1];
+			a[j] = x;
+		}
+		return;
+	}
+	memset(cnt, 0, (size_t)nd * R * sizeof(*cnt));
+	for (i = 0; i < n; i++) {
+		uint64_t x = a[i].key - base;
+
+		for (d = 0; d < nd; d++)
+			cnt[d * R + ((x >> (d * DIGIT)) & (R - 1))]++;
+	}
+	for (d = 0; d < nd; d++) {
+		uint32_t *c = cnt + d * R, sum = 0;
+
+		if (c[((a[0].key - base) >> (d * DIGIT)) & (R - 1)] == n)
+			continue;
+		for (b = 0; b < R; b++) {
+			uint32_t x = c[b];
+
+			c[b] = sum;
+			sum += x;
 		}
 		for (i = 0; i < n; i++)
-			dst[cnt[p][(src[i].key >> (8 * p)) & 255]++] = src[i];
+			dst[c[((src[i].key - base) >> (d * DIGIT)) & (R - 1)]++] = src[i];
 		t = src;
 		src = dst;
 		dst = t;
 	}
 	if (src != a)
 		memcpy(a, src, n * sizeof(*a));
-	pems_free(cnt);
+}
+
+/* Any bucket: in-place MSD passes (8 bits, American flag) until the
+ * pieces fit @tmp (@tmpn pairs), then sort_bucket. */
+static void sort_big(struct agg_pair *a, size_t n, uint64_t base, unsigned bits,
+		     struct agg_pair *tmp, size_t tmpn, uint32_t *cnt)
+{
+	size_t c[256], start[257], i, b;
+	unsigned d;
+
+	if (n <= tmpn || !bits) {
+		sort_bucket(a, tmp, n, base, bits, cnt);
+		return;
+	}
+	d = bits > 8 ? bits - 8 : 0;
+	memset(c, 0, sizeof(c));
+	for (i = 0; i < n; i++)
+		c[((a[i].key - base) >> d) & 255]++;
+	for (b = 0, start[0] = 0; b < 256; b++)
+		start[b + 1] = start[b] + c[b];
+	for (b = 0; b < 256; b++) {
+		size_t end = start[b + 1], at = end - c[b];
+
+		while (at < end) {
+			struct agg_pair x = a[at], y;
+			size_t db = ((x.key - base) >> d) & 255;
+
+			while (db != b) {	/* put x where its digit goes next */
+				size_t to = start[db + 1] - c[db]--;
+
+				y = a[to];
+				a[to] = x;
+				x = y;
+				db = ((x.key - base) >> d) & 255;
+			}
+			a[at++] = x;
+			c[b]--;
+		}
+	}
+	for (b = 0; b < 256; b++)
+		sort_big(a + start[b], start[b + 1] - start[b], base, d, tmp, tmpn, cnt);
 }
 
 /* ---- plan ---- */
@@ -391,22 +565,50 @@ struct pems_groupby_plan *pems_groupby_plan(const uint64_t *keys, size_t m)
 	return pl;
 }
 
-static unsigned owner_of(const struct pems_groupby_plan *pl, uint64_t key)
+/* ---- owners: key -> VP ---- */
+
+#define LUT_BITS 16
+
+/* lut[t] = owner of the least key whose top LUT_BITS bits are t; the
+ * owner of any key with top bits t lies in [lut[t], lut[t + 1]]. */
+static uint32_t *owner_lut(const struct pems_groupby_plan *pl)
 {
-	unsigned lo = 0, hi = pl->v - 1;
+	uint32_t *lut = pems_malloc(sizeof(*lut) << LUT_BITS);
+	unsigned o = 0;
+	uint64_t t;
 
-	while (lo < hi) {
-		unsigned mid = (lo + hi) / 2;
-
-		if (pl->spl[mid] <= key)
-			lo = mid + 1;
-		else
-			hi = mid;
+	for (t = 0; t < 1u << LUT_BITS; t++) {
+		while (o + 1 < pl->v && pl->spl[o] <= t << (64 - LUT_BITS))
+			o++;
+		lut[t] = o;
 	}
-	return lo;
+	return lut;
 }
 
-/* ---- the bounded pre-aggregation table ---- */
+/* the number of splitters <= key (invariant 1) */
+static inline unsigned owner_of(const struct pems_groupby_plan *pl, const uint32_t *lut,
+				uint64_t key)
+{
+	uint64_t t = key >> (64 - LUT_BITS);
+	unsigned o = lut[t], hi = t + 1 < (1u << LUT_BITS) ? lut[t + 1] : pl->v - 1;
+
+	if (hi - o > 8) {
+		while (o < hi) {
+			unsigned mid = (o + hi) / 2;
+
+			if (pl->spl[mid] <= key)
+				o = mid + 1;
+			else
+				hi = mid;
+		}
+		return o;
+	}
+	while (o < hi && pl->spl[o] <= key)
+		o++;
+	return o;
+}
+
+/* ---- gb 0, generic: the bounded pre-aggregation table ---- */
 
 struct table {
 	size_t mask, count, limit;
@@ -462,73 +664,200 @@ static uint8_t *table_get(struct table *t, const struct spec *sp, uint64_t key,
 	}
 }
 
-/* ---- gb 0: pre-aggregate and repartition ---- */
+/* ---- gb 0, core: a cache-sized table of struct core; count 0 = empty ---- */
 
-struct chunk_hdr {
-	uint64_t nraw, npart;
+struct ctable {
+	size_t mask, count, limit;
+	struct core *s;
 };
 
-struct pems_groupby {
-	struct spec sp;
-	uint8_t *blob;		/* raw, part and pidx, in one allocation */
-	size_t blob_bytes;
-	void *parked;		/* pems_groupby_park: the blob arrives here */
-	size_t parked_bytes;
-	struct agg_pair *raw;	/* {key, value} sorted by key */
+static void ctable_init(struct ctable *t, size_t slots)
+{
+	size_t n = 16;
+
+	while (n < slots)
+		n *= 2;
+	t->mask = n - 1;
+	t->count = 0;
+	t->limit = n / 2;
+	t->s = pems_calloc(n, sizeof(*t->s));
+}
+
+/* the slot of @key, or the empty slot where it would go */
+static inline struct core *ctable_slot(const struct ctable *t, uint64_t key)
+{
+	size_t i = hash64(key) & t->mask;
+
+	while (t->s[i].count && t->s[i].key != key)
+		i = (i + 1) & t->mask;
+	return &t->s[i];
+}
+
+/* What a VP sends, before it is scattered by owner: raw rows compacted
+ * at the front of the input (invariant 4) and partial states. */
+struct sendset {
+	struct agg_pair *rows;
 	size_t nraw;
-	uint8_t *part;		/* partial records: key, state */
-	struct agg_pair *pidx;	/* {key, index into part} sorted by key */
-	size_t npart;
-	uint64_t ngroups;
+	uint8_t *part;
+	size_t npart, cap, slot;
 };
 
-static void count_table(const struct table *t, const struct pems_groupby_plan *pl,
-			uint64_t *npart)
+static uint8_t *sendset_part(struct sendset *s)
+{
+	if (s->npart == s->cap) {
+		s->cap = s->cap ? s->cap * 2 : 1024;
+		s->part = pems_realloc(s->part, s->cap * s->slot);
+	}
+	return s->part + s->npart++ * s->slot;
+}
+
+/* A state of count <= 3 is its rows again: min, max, and sum-min-max. */
+static void emit_core(struct sendset *s, const struct core *c)
+{
+	struct agg_pair *r = s->rows + s->nraw;
+
+	if (c->count > 3) {
+		memcpy(sendset_part(s), c, sizeof(*c));
+		return;
+	}
+	r[0].key = c->key;
+	r[0].val = (uint64_t)c->min;
+	if (c->count >= 2) {
+		r[1].key = c->key;
+		r[1].val = (uint64_t)c->max;
+	}
+	if (c->count == 3) {
+		r[2].key = c->key;
+		r[2].val = (uint64_t)(int64_t)(c->sum - c->min - c->max);
+	}
+	s->nraw += c->count;
+}
+
+static void ctable_flush(struct ctable *t, struct sendset *s)
 {
 	size_t i;
 
-	for (i = 0; i <= t->mask; i++) {
-		uint64_t k;
-
-		if (!t->used[i])
+	for (i = 0; i <= t->mask && t->count; i++) {
+		if (!t->s[i].count)
 			continue;
-		memcpy(&k, t->slots + i * t->slot, 8);
-		npart[owner_of(pl, k)]++;
+		emit_core(s, &t->s[i]);
+		t->s[i].count = 0;
+		t->count--;
 	}
 }
 
-static void scatter_table(const struct table *t, const struct pems_groupby_plan *pl,
-			  uint8_t *out, size_t *pos)
+/* The heavy keys of the plan, fixed at start: found by key, never inserted. */
+struct htable {
+	size_t mask;
+	uint8_t *used;
+	struct core *s;
+};
+
+static void htable_init(struct htable *h, const struct pems_groupby_plan *pl)
+{
+	size_t n = 16, i, j;
+
+	while (n < 2 * (size_t)pl->nheavy)
+		n *= 2;
+	h->mask = n - 1;
+	h->used = pems_calloc(n, 1);
+	h->s = pems_malloc(n * sizeof(*h->s));
+	for (i = 0; i < pl->nheavy; i++) {
+		for (j = hash64(pl->heavy[i]) & h->mask; h->used[j]; j = (j + 1) & h->mask)
+			;
+		h->used[j] = 1;
+		h->s[j].key = pl->heavy[i];
+		h->s[j].count = 0;
+		h->s[j].sum = 0;
+		h->s[j].min = INT64_MAX;
+		h->s[j].max = INT64_MIN;
+	}
+}
+
+static inline struct core *htable_get(const struct htable *h, uint64_t key)
 {
 	size_t i;
 
-	for (i = 0; i <= t->mask; i++) {
-		const uint8_t *s = t->slots + i * t->slot;
-		uint64_t k;
-		unsigned b;
-
-		if (!t->used[i])
-			continue;
-		memcpy(&k, s, 8);
-		b = owner_of(pl, k);
-		memcpy(out + pos[b], s, t->slot);
-		pos[b] += t->slot;
-	}
+	for (i = hash64(key) & h->mask; h->used[i]; i = (i + 1) & h->mask)
+		if (h->s[i].key == key)
+			return &h->s[i];
+	return NULL;
 }
 
-static void partition(const struct pems_groupby_plan *pl, const struct spec *sp,
-		      struct agg_pair *rows, size_t n, size_t table_bytes,
-		      void **recv, size_t *recvbytes)
+static void htable_flush_free(struct htable *h, struct sendset *s)
 {
-	unsigned v = pl->v, b;
+	size_t i;
+
+	for (i = 0; i <= h->mask; i++)
+		if (h->used[i] && h->s[i].count)
+			emit_core(s, &h->s[i]);
+	pems_free(h->s);
+	pems_free(h->used);
+}
+
+static void preagg_core(const struct pems_groupby_plan *pl, struct sendset *s, size_t n)
+{
+	struct agg_pair *rows = s->rows;
+	struct ctable t;
+	struct htable heavy;
+	size_t i, fill_rows = 0, pass = 0;
+
+	ctable_init(&t, n < TABLE_CORE / 2 ? 2 * n : TABLE_CORE);
+	htable_init(&heavy, pl);
+	for (i = 0; i < n; i++) {
+		uint64_t k = rows[i].key;
+		int64_t v = (int64_t)rows[i].val;
+		struct core *c;
+
+		if (pass) {	/* little reduction lately: rows go raw */
+			pass--;
+			if (pl->nheavy && (c = htable_get(&heavy, k))) {
+				core_add(c, v);
+				continue;
+			}
+			rows[s->nraw++] = rows[i];
+			continue;
+		}
+		c = ctable_slot(&t, k);
+		if (c->count) {
+			core_add(c, v);
+		} else if (t.count < t.limit) {
+			core_first(c, k, v);
+			t.count++;
+		} else {
+			/* full: fewer than 2 rows per entry means little to gain */
+			if (fill_rows < 2 * t.count)
+				pass = PASS_FILLS * t.limit;
+			ctable_flush(&t, s);
+			fill_rows = 0;
+			i--;	/* again, into the empty table or raw */
+			continue;
+		}
+		fill_rows++;
+	}
+	ctable_flush(&t, s);
+	htable_flush_free(&heavy, s);
+	pems_free(t.s);
+}
+
+/* ---- gb 0, generic: the old policy (table of about table_bytes) ---- */
+
+static void generic_table_emit(const struct table *t, struct sendset *s)
+{
+	size_t i;
+
+	for (i = 0; i <= t->mask; i++)
+		if (t->used[i])
+			memcpy(sendset_part(s), t->slots + i * t->slot, t->slot);
+}
+
+static void preagg_generic(const struct pems_groupby_plan *pl, const struct spec *sp,
+			   struct sendset *s, size_t n, size_t table_bytes)
+{
+	struct agg_pair *rows = s->rows;
 	struct table main_t, heavy_t;
-	uint64_t *nraw = pems_calloc(v, sizeof(*nraw));
-	uint64_t *npart = pems_calloc(v, sizeof(*npart));
-	size_t *pos = pems_malloc(v * sizeof(*pos)), *sendcounts = pems_malloc(v * sizeof(*sendcounts));
-	size_t i, w = 0, probe = n < PROBE ? n : PROBE, total;
+	size_t i, probe = n < PROBE ? n : PROBE;
 	bool passthrough = false;
-	uint32_t *bk;
-	uint8_t *out;
 
 	table_init(&main_t, table_bytes, sp->ss, 64);
 	table_init(&heavy_t, 0, sp->ss, 2 * (size_t)pl->nheavy + 64);
@@ -546,67 +875,192 @@ static void partition(const struct pems_groupby_plan *pl, const struct spec *sp,
 		if (st)
 			st_update(sp, st, (int64_t)rows[i].val);
 		else
-			rows[w++] = rows[i];	/* raw: compact at the front */
+			rows[s->nraw++] = rows[i];	/* raw: compact at the front */
 	}
-	bk = pems_malloc(w * sizeof(*bk) + 1);
-	for (i = 0; i < w; i++) {
-		bk[i] = owner_of(pl, rows[i].key);
-		nraw[bk[i]]++;
+	/* the partials need their own memory: one table's worth */
+	s->cap = main_t.count + heavy_t.count + 1;
+	s->part = pems_malloc(s->cap * s->slot);
+	generic_table_emit(&main_t, s);
+	generic_table_emit(&heavy_t, s);
+	table_free(&heavy_t);
+	table_free(&main_t);
+}
+
+struct chunk_hdr {
+	uint64_t nraw, npart;
+};
+
+/* Scatter the send set by owner into one buffer of v chunks
+ * {chunk_hdr, raw rows, partials} and post it. */
+static void scatter_send(const struct pems_groupby_plan *pl, struct sendset *s,
+			 void **recv, size_t *recvbytes)
+{
+	unsigned v = pl->v, b;
+	uint32_t *lut = owner_lut(pl);
+	uint64_t *nraw = pems_calloc(v, sizeof(*nraw)), *npart = pems_calloc(v, sizeof(*npart));
+	size_t *rpos = pems_malloc(v * sizeof(*rpos)), *ppos = pems_malloc(v * sizeof(*ppos));
+	size_t *sendcounts = pems_malloc(v * sizeof(*sendcounts));
+	size_t i, total, slot = s->slot;
+	uint8_t *out;
+
+	for (i = 0; i < s->nraw; i++)
+		nraw[owner_of(pl, lut, s->rows[i].key)]++;
+	for (i = 0; i < s->npart; i++) {
+		uint64_t k;
+
+		memcpy(&k, s->part + i * slot, 8);
+		npart[owner_of(pl, lut, k)]++;
 	}
-	count_table(&main_t, pl, npart);
-	count_table(&heavy_t, pl, npart);
 	for (b = 0, total = 0; b < v; b++) {
 		sendcounts[b] = sizeof(struct chunk_hdr) + nraw[b] * sizeof(struct agg_pair) +
-				npart[b] * main_t.slot;
-		pos[b] = total;
+				npart[b] * slot;
+		rpos[b] = total + sizeof(struct chunk_hdr);
+		ppos[b] = rpos[b] + nraw[b] * sizeof(struct agg_pair);
 		total += sendcounts[b];
 	}
 	out = pems_malloc(total + 1);
 	for (b = 0; b < v; b++) {
 		struct chunk_hdr h = { nraw[b], npart[b] };
 
-		memcpy(out + pos[b], &h, sizeof(h));
-		pos[b] += sizeof(h);
+		memcpy(out + rpos[b] - sizeof(h), &h, sizeof(h));
 	}
-	for (i = 0; i < w; i++) {
-		memcpy(out + pos[bk[i]], &rows[i], sizeof(rows[i]));
-		pos[bk[i]] += sizeof(rows[i]);
+	for (i = 0; i < s->nraw; i++) {
+		b = owner_of(pl, lut, s->rows[i].key);
+		memcpy(out + rpos[b], &s->rows[i], sizeof(s->rows[i]));
+		rpos[b] += sizeof(s->rows[i]);
 	}
-	pems_free(bk);
-	pems_free(rows);
-	scatter_table(&main_t, pl, out, pos);
-	scatter_table(&heavy_t, pl, out, pos);
-	table_free(&heavy_t);
-	table_free(&main_t);
+	for (i = 0; i < s->npart; i++) {
+		uint64_t k;
+
+		memcpy(&k, s->part + i * slot, 8);
+		b = owner_of(pl, lut, k);
+		memcpy(out + ppos[b], s->part + i * slot, slot);
+		ppos[b] += slot;
+	}
+	pems_free(s->part);
+	pems_free(s->rows);
+	pems_free(lut);
 	pems_exchange(out, sendcounts, recv, recvbytes, NULL);
 	/* the data is in the message store now: free it before the sync */
 	pems_free(out);
 	pems_free(sendcounts);
-	pems_free(pos);
+	pems_free(ppos);
+	pems_free(rpos);
 	pems_free(npart);
 	pems_free(nraw);
 }
 
+static void partition(const struct pems_groupby_plan *pl, const struct spec *sp,
+		      struct agg_pair *rows, size_t n, size_t table_bytes,
+		      void **recv, size_t *recvbytes)
+{
+	struct sendset s = { .rows = rows, .slot = sp->slot };
+
+	if (sp->core)
+		preagg_core(pl, &s, n);
+	else
+		preagg_generic(pl, sp, &s, n, table_bytes);
+	scatter_send(pl, &s, recv, recvbytes);
+}
+
 /* ---- gb 1: the owner's side ---- */
+
+struct pems_groupby {
+	struct spec sp;
+	uint8_t *blob;		/* raw, part and pidx, in one allocation */
+	size_t blob_bytes;
+	void *parked;		/* pems_groupby_park: the blob arrives here */
+	size_t parked_bytes;
+	struct agg_pair *raw;	/* {key, value} sorted by key */
+	size_t nraw;
+	uint8_t *part;		/* partial records (sp.slot bytes: key, state) */
+	struct agg_pair *pidx;	/* {key, index into part} sorted by key; NULL
+				 * when part itself is sorted (compacted) */
+	size_t npart;
+	bool compact;		/* part = one state per group, sorted; no raw */
+	uint64_t ngroups;
+};
 
 static void set_pointers(struct pems_groupby *g)
 {
 	g->raw = (struct agg_pair *)(void *)g->blob;
 	g->part = g->blob + g->nraw * sizeof(*g->raw);
-	g->pidx = (struct agg_pair *)(void *)(g->part + g->npart * (8 + g->sp.ss));
+	g->pidx = g->compact ? NULL :
+		  (struct agg_pair *)(void *)(g->part + g->npart * g->sp.slot);
 }
 
+static inline uint64_t part_key(const uint8_t *p)
+{
+	uint64_t k;
+
+	memcpy(&k, p, 8);
+	return k;
+}
+
+/* Bucket the received rows and partials by key range in one pass, then
+ * sort each bucket in cache (see the design block, gb 1). */
 static void absorb(struct pems_groupby *g, uint8_t *recv, size_t bytes)
 {
-	size_t slot = 8 + g->sp.ss, off, nraw = 0, npart = 0, r = 0, p = 0;
+	size_t slot = g->sp.slot, off, nraw = 0, npart = 0, i, nb, b, maxb = 0;
+	uint64_t lo = UINT64_MAX, hi = 0, span;
+	unsigned bits = 0, nbits = 0, shift;
+	size_t *rpos, *ppos, *rcnt, *pcnt;
 	struct agg_pair *tmp;
+	uint32_t *cnt;
 	struct chunk_hdr h;
 
 	for (off = 0; off < bytes;) {
+		const uint8_t *p = recv + off + sizeof(h);
+
 		memcpy(&h, recv + off, sizeof(h));
+		for (i = 0; i < h.nraw; i++) {
+			uint64_t k = part_key(p + i * sizeof(struct agg_pair));
+
+			lo = k < lo ? k : lo;
+			hi = k > hi ? k : hi;
+		}
+		p += h.nraw * sizeof(struct agg_pair);
+		for (i = 0; i < h.npart; i++) {
+			uint64_t k = part_key(p + i * slot);
+
+			lo = k < lo ? k : lo;
+			hi = k > hi ? k : hi;
+		}
 		nraw += h.nraw;
 		npart += h.npart;
 		off += sizeof(h) + h.nraw * sizeof(struct agg_pair) + h.npart * slot;
+	}
+	if (nraw + npart == 0)
+		lo = hi = 0;
+	span = hi - lo;
+	while (bits < 64 && (span >> bits))
+		bits++;
+	while (nbits < BUCKET_BITS && ((size_t)BUCKET << nbits) < nraw + npart)
+		nbits++;
+	shift = bits > nbits ? bits - nbits : 0;
+	nb = (size_t)(span >> shift) + 1;
+	rcnt = pems_calloc(nb, sizeof(*rcnt));
+	pcnt = pems_calloc(nb, sizeof(*pcnt));
+	rpos = pems_malloc(nb * sizeof(*rpos));
+	ppos = pems_malloc(nb * sizeof(*ppos));
+	for (off = 0; off < bytes;) {
+		const uint8_t *p = recv + off + sizeof(h);
+
+		memcpy(&h, recv + off, sizeof(h));
+		for (i = 0; i < h.nraw; i++)
+			rcnt[(part_key(p + i * sizeof(struct agg_pair)) - lo) >> shift]++;
+		p += h.nraw * sizeof(struct agg_pair);
+		for (i = 0; i < h.npart; i++)
+			pcnt[(part_key(p + i * slot) - lo) >> shift]++;
+		off += sizeof(h) + h.nraw * sizeof(struct agg_pair) + h.npart * slot;
+	}
+	for (b = 0, off = 0, i = 0; b < nb; b++) {
+		rpos[b] = off;
+		ppos[b] = i;
+		off += rcnt[b];
+		i += pcnt[b];
+		maxb = rcnt[b] > maxb ? rcnt[b] : maxb;
+		maxb = pcnt[b] > maxb ? pcnt[b] : maxb;
 	}
 	g->blob_bytes = nraw * sizeof(*g->raw) + npart * (slot + sizeof(*g->pidx));
 	g->blob = pems_malloc(g->blob_bytes + 1);
@@ -614,24 +1068,62 @@ static void absorb(struct pems_groupby *g, uint8_t *recv, size_t bytes)
 	g->npart = npart;
 	set_pointers(g);
 	for (off = 0; off < bytes;) {
+		const uint8_t *p = recv + off + sizeof(h);
+
 		memcpy(&h, recv + off, sizeof(h));
-		off += sizeof(h);
-		memcpy(g->raw + r, recv + off, h.nraw * sizeof(struct agg_pair));
-		r += h.nraw;
-		off += h.nraw * sizeof(struct agg_pair);
-		memcpy(g->part + p * slot, recv + off, h.npart * slot);
-		p += h.npart;
-		off += h.npart * slot;
+		for (i = 0; i < h.nraw; i++, p += sizeof(struct agg_pair)) {
+			uint64_t k = part_key(p);
+
+			memcpy(&g->raw[rpos[(k - lo) >> shift]++], p, sizeof(struct agg_pair));
+		}
+		for (i = 0; i < h.npart; i++, p += slot) {
+			uint64_t k = part_key(p);
+			size_t j = ppos[(k - lo) >> shift]++;
+
+			memcpy(g->part + j * slot, p, slot);
+			g->pidx[j].key = k;
+			g->pidx[j].val = j;
+		}
+		off += sizeof(h) + h.nraw * sizeof(struct agg_pair) + h.npart * slot;
 	}
 	pems_free(recv);
-	for (p = 0; p < npart; p++) {
-		memcpy(&g->pidx[p].key, g->part + p * slot, 8);
-		g->pidx[p].val = p;
+	/* rpos/ppos are now the ends of the buckets */
+	if (maxb > (size_t)BUCKET * 8)
+		maxb = (size_t)BUCKET * 8;	/* larger buckets: sort_big's MSD passes */
+	tmp = pems_malloc(maxb * sizeof(*tmp) + 1);
+	cnt = pems_malloc(((64 / DIGIT + 1) * sizeof(*cnt)) << DIGIT);
+	for (b = 0; b < nb; b++) {
+		struct agg_pair *arrs[2] = { g->raw + rpos[b] - rcnt[b], g->pidx + ppos[b] - pcnt[b] };
+		size_t ns[2] = { rcnt[b], pcnt[b] };
+		unsigned a;
+
+		for (a = 0; a < 2; a++)
+			sort_big(arrs[a], ns[a], lo, shift, tmp, maxb, cnt);
 	}
-	tmp = pems_malloc((nraw > npart ? nraw : npart) * sizeof(*tmp) + 1);
-	agg_sort_pairs(g->raw, tmp, nraw);
-	agg_sort_pairs(g->pidx, tmp, npart);
+	pems_free(cnt);
 	pems_free(tmp);
+	pems_free(ppos);
+	pems_free(rpos);
+	pems_free(pcnt);
+	pems_free(rcnt);
+}
+
+static inline const uint8_t *part_at(const struct pems_groupby *g, size_t j)
+{
+	return g->part + (g->pidx ? g->pidx[j].val : j) * g->sp.slot;
+}
+
+static inline uint64_t pkey_at(const struct pems_groupby *g, size_t j)
+{
+	return g->pidx ? g->pidx[j].key : part_key(g->part + j * g->sp.slot);
+}
+
+/* the smallest key not yet walked */
+static inline uint64_t next_key(const struct pems_groupby *g, size_t i, size_t j)
+{
+	if (j >= g->npart || (i < g->nraw && g->raw[i].key <= pkey_at(g, j)))
+		return g->raw[i].key;
+	return pkey_at(g, j);
 }
 
 static void count_groups(struct pems_groupby *g)
@@ -640,19 +1132,57 @@ static void count_groups(struct pems_groupby *g)
 	uint64_t n = 0;
 
 	while (i < g->nraw || j < g->npart) {
-		uint64_t k;
+		uint64_t k = next_key(g, i, j);
 
-		if (j >= g->npart || (i < g->nraw && g->raw[i].key <= g->pidx[j].key))
-			k = g->raw[i].key;
-		else
-			k = g->pidx[j].key;
 		while (i < g->nraw && g->raw[i].key == k)
 			i++;
-		while (j < g->npart && g->pidx[j].key == k)
+		while (j < g->npart && pkey_at(g, j) == k)
 			j++;
 		n++;
 	}
 	g->ngroups = n;
+}
+
+/* core: the group of the key at (i, j), advancing both */
+static inline void core_group(const struct pems_groupby *g, size_t *i, size_t *j,
+			      struct core *c)
+{
+	uint64_t k = next_key(g, *i, *j);
+
+	c->key = k;
+	c->count = 0;
+	c->sum = 0;
+	c->min = INT64_MAX;
+	c->max = INT64_MIN;
+	for (; *i < g->nraw && g->raw[*i].key == k; (*i)++)
+		core_add(c, (int64_t)g->raw[*i].val);
+	for (; *j < g->npart && pkey_at(g, *j) == k; (*j)++) {
+		struct core o;
+
+		memcpy(&o, part_at(g, *j), sizeof(o));
+		core_merge(c, &o);
+	}
+}
+
+/* Core: one sorted state per group instead of rows, when that is less
+ * than half the bytes (few groups: the walks and the park get cheap). */
+static void compact(struct pems_groupby *g)
+{
+	size_t i = 0, j = 0, n = 0, bytes = g->ngroups * sizeof(struct core);
+	struct core *out;
+
+	if (!g->sp.core || g->compact || bytes * 2 > g->blob_bytes)
+		return;
+	out = pems_malloc(bytes + 1);
+	while (i < g->nraw || j < g->npart)
+		core_group(g, &i, &j, &out[n++]);
+	pems_free(g->blob);
+	g->blob = (uint8_t *)out;
+	g->blob_bytes = bytes;
+	g->nraw = 0;
+	g->npart = n;
+	g->compact = true;
+	set_pointers(g);
 }
 
 struct pems_groupby *pems_groupby(const struct pems_groupby_plan *plan,
@@ -672,6 +1202,7 @@ struct pems_groupby *pems_groupby(const struct pems_groupby_plan *plan,
 	bsp_sync();
 	absorb(g, recv, recvbytes);
 	count_groups(g);
+	compact(g);
 	if (ngroups)
 		*ngroups = g->ngroups;
 	return g;
@@ -680,21 +1211,27 @@ struct pems_groupby *pems_groupby(const struct pems_groupby_plan *plan,
 void pems_groupby_walk(const struct pems_groupby *g, pems_group_fn fn, void *arg)
 {
 	const struct spec *sp = &g->sp;
-	size_t slot = 8 + sp->ss, i = 0, j = 0;
+	size_t i = 0, j = 0;
 	uint8_t st[PEMS_AGG_STATE_MAX * PEMS_AGG_MAX + 8];
 
-	while (i < g->nraw || j < g->npart) {
-		uint64_t k;
+	if (sp->core) {
+		while (i < g->nraw || j < g->npart) {
+			struct core c;
 
-		if (j >= g->npart || (i < g->nraw && g->raw[i].key <= g->pidx[j].key))
-			k = g->raw[i].key;
-		else
-			k = g->pidx[j].key;
+			core_group(g, &i, &j, &c);
+			core_states(sp, &c, st);
+			fn(c.key, st, arg);
+		}
+		return;
+	}
+	while (i < g->nraw || j < g->npart) {
+		uint64_t k = next_key(g, i, j);
+
 		st_init(sp, st);
 		for (; i < g->nraw && g->raw[i].key == k; i++)
 			st_update(sp, st, (int64_t)g->raw[i].val);
-		for (; j < g->npart && g->pidx[j].key == k; j++)
-			st_combine(sp, st, g->part + g->pidx[j].val * slot + 8);
+		for (; j < g->npart && pkey_at(g, j) == k; j++)
+			st_combine(sp, st, part_at(g, j) + 8);
 		fn(k, st, arg);
 	}
 }
