@@ -49,6 +49,9 @@
 
 enum csv_err { E_NONE, E_FEW, E_MANY, E_QUOTE, E_KEY, E_VALUE };
 
+/* how format_group reads an aggregate's state: the built-ins directly */
+enum agg_kind { AK_USER, AK_COUNT, AK_SUM, AK_MINMAX, AK_AVG };
+
 struct vp_info {		/* allgathered after pass 1 */
 	uint64_t nlines;	/* csv lines starting in the slice (header incl.) */
 	uint64_t rows;
@@ -78,6 +81,7 @@ struct agg_ctx {
 	uint64_t out_total;
 	atomic_uint_fast64_t done[2];	/* input bytes loaded, output bytes written */
 	atomic_int failed;
+	enum agg_kind kind[PEMS_AGG_MAX];
 };
 
 static struct agg_ctx S;
@@ -413,109 +417,232 @@ static struct agg_pair *load_csv(unsigned pid, size_t *n, struct vp_info *info)
 
 /* ---- output formatting ---- */
 
-static char *put_u64(char *p, uint64_t v)
-{
-	char tmp[24];
-	int n = 0;
+static const uint64_t P10[20] = {
+	1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull, 10000000ull,
+	100000000ull, 1000000000ull, 10000000000ull, 100000000000ull,
+	1000000000000ull, 10000000000000ull, 100000000000000ull,
+	1000000000000000ull, 10000000000000000ull, 100000000000000000ull,
+	1000000000000000000ull, 10000000000000000000ull
+};
 
-	do {
-		tmp[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	while (n)
-		*p++ = tmp[--n];
-	return p;
+static const char DIG2[201] =
+	"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+	"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+	"8081828384858687888990919293949596979899";
+
+/* decimal digits of v */
+static unsigned len_u64(uint64_t v)
+{
+	unsigned t = ((64u - (unsigned)__builtin_clzll(v | 1)) * 1233u) >> 12;
+
+	return v ? t + (v >= P10[t]) : 1;
 }
 
-static char *put_i64(char *p, int64_t v)
+/* v in decimal at p; returns the end */
+static char *put_u64(char *p, uint64_t v)
+{
+	unsigned n = len_u64(v);
+	char *e = p + n;
+
+	while (v >= 100) {
+		unsigned r = (unsigned)(v % 100);
+
+		v /= 100;
+		e -= 2;
+		memcpy(e, DIG2 + 2 * r, 2);
+	}
+	if (v >= 10) {
+		e -= 2;
+		memcpy(e, DIG2 + 2 * v, 2);
+	} else {
+		*--e = (char)('0' + v);
+	}
+	return p + n;
+}
+
+/* Formatting goes through these: with line == NULL they count bytes
+ * instead (pass 1), so both passes agree by construction. */
+struct outp {
+	char *p;		/* NULL: count only */
+	size_t n;
+};
+
+static void out_u64(struct outp *o, uint64_t v)
+{
+	if (o->p) {
+		char *e = put_u64(o->p + o->n, v);
+
+		o->n = (size_t)(e - o->p);
+	} else {
+		o->n += len_u64(v);
+	}
+}
+
+static void out_ch(struct outp *o, char c)
+{
+	if (o->p)
+		o->p[o->n] = c;
+	o->n++;
+}
+
+static void out_i64(struct outp *o, int64_t v)
 {
 	if (v < 0) {
-		*p++ = '-';
-		return put_u64(p, 0 - (uint64_t)v);
+		out_ch(o, '-');
+		out_u64(o, 0 - (uint64_t)v);
+		return;
 	}
-	return put_u64(p, (uint64_t)v);
+	out_u64(o, (uint64_t)v);
 }
 
 /* num/den in decimal, rounded to 9 places half away from zero, trailing
  * zeros dropped; |num/den| < 2^63 (a mean of int64 values) */
-static char *put_mean(char *p, __int128 num, uint64_t den)
+static void out_mean(struct outp *o, __int128 num, uint64_t den)
 {
 	unsigned __int128 a = num < 0 ? -(unsigned __int128)num : (unsigned __int128)num;
-	uint64_t q = (uint64_t)(a / den), r = (uint64_t)(a % den), frac;
-	int i;
+	uint64_t q, r, frac;
+	unsigned nf = 9;
 
-	frac = (uint64_t)(((unsigned __int128)r * 1000000000u + den / 2) / den);
+	if (a >> 64) {
+		q = (uint64_t)(a / den);
+		r = (uint64_t)(a % den);
+	} else {	/* the common case: 64-bit division */
+		q = (uint64_t)a / den;
+		r = (uint64_t)a % den;
+	}
+	if (!r)
+		frac = 0;
+	else if (r < (1ull << 34) && den < (1ull << 34))
+		frac = (r * 1000000000u + den / 2) / den;
+	else
+		frac = (uint64_t)(((unsigned __int128)r * 1000000000u + den / 2) / den);
 	if (frac >= 1000000000u) {
 		q++;
 		frac -= 1000000000u;
 	}
 	if (num < 0 && (q || frac))
-		*p++ = '-';
-	p = put_u64(p, q);
-	if (frac) {
-		char d[9];
-		int n = 9;
+		out_ch(o, '-');
+	out_u64(o, q);
+	if (!frac)
+		return;
+	while (frac % 10 == 0) {
+		frac /= 10;
+		nf--;
+	}
+	out_ch(o, '.');
+	if (o->p) {	/* frac with nf digits, leading zeros kept */
+		char *e = o->p + o->n + nf;
+		unsigned i;
 
-		for (i = 8; i >= 0; i--) {
-			d[i] = (char)('0' + frac % 10);
+		for (i = 0; i < nf; i++) {
+			*--e = (char)('0' + frac % 10);
 			frac /= 10;
 		}
-		while (n > 0 && d[n - 1] == '0')
-			n--;
-		*p++ = '.';
-		memcpy(p, d, (size_t)n);
-		p += n;
 	}
-	return p;
+	o->n += nf;
 }
 
-/* Format one group into @line; returns its bytes, or -1 (and *bad = the
- * aggregate) when a finalize reports overflow. */
+/* Format one group into @line (NULL: only count its bytes); returns its
+ * bytes, or -1 (and *bad = the aggregate) when a result overflows.  The
+ * built-ins are read straight from their states (no finalize call). */
 static long format_group(uint64_t key, const uint8_t *states, char *line,
 			 unsigned *bad)
 {
 	const struct pems_aggregate_job *job = S.job;
-	char *p = line;
+	bool kv = job->out_fmt == PEMS_AGG_OUT_KV;
+	struct outp o = { line, 0 };
 	size_t off = 0;
 	unsigned i;
 
-	if (job->out_fmt == PEMS_AGG_OUT_KV) {
-		memcpy(p, &key, 8);
-		p += 8;
+	if (kv) {
+		if (line)
+			memcpy(line, &key, 8);
+		o.n = 8;
 	} else {
-		p = put_u64(p, key);
+		out_u64(&o, key);
 	}
 	for (i = 0; i < job->naggs; i++) {
+		const uint8_t *st = states + off;
 		struct pems_agg_result r;
+		__int128 sum;
+		uint64_t u;
+		int64_t x;
 
-		if (job->aggs[i]->finalize(states + off, &r)) {
+		off += job->aggs[i]->state_size;
+		if (!kv)
+			out_ch(&o, ',');
+		switch (S.kind[i]) {
+		case AK_COUNT:
+			memcpy(&u, st, 8);
+			if (kv && line)
+				memcpy(line + o.n, &u, 8);
+			if (kv)
+				o.n += 8;
+			else
+				out_u64(&o, u);
+			continue;
+		case AK_SUM:
+			memcpy(&sum, st, 16);
+			if (sum > INT64_MAX || sum < INT64_MIN) {
+				*bad = i;
+				return -1;
+			}
+			x = (int64_t)sum;
+			goto i64;
+		case AK_MINMAX:
+			memcpy(&x, st, 8);
+i64:
+			if (kv && line)
+				memcpy(line + o.n, &x, 8);
+			if (kv)
+				o.n += 8;
+			else
+				out_i64(&o, x);
+			continue;
+		case AK_AVG:
+			if (!kv) {
+				memcpy(&sum, st, 16);
+				memcpy(&u, st + 16, 8);
+				if (u)
+					out_mean(&o, sum, u);
+				else
+					out_u64(&o, 0);
+				continue;
+			}
+			break;	/* kv: the double, from finalize */
+		default:
+			break;
+		}
+		if (job->aggs[i]->finalize(st, &r)) {
 			*bad = i;
 			return -1;
 		}
-		off += job->aggs[i]->state_size;
-		if (job->out_fmt == PEMS_AGG_OUT_KV) {
-			memcpy(p, &r.u, 8);	/* any member: 8 bytes */
-			p += 8;
-			continue;
+		if (kv) {
+			if (line)
+				memcpy(line + o.n, &r.u, 8);	/* any member: 8 bytes */
+			o.n += 8;
+		} else if (r.type == PEMS_AGG_UINT64) {
+			out_u64(&o, r.u);
+		} else if (r.type == PEMS_AGG_INT64) {
+			out_i64(&o, r.i);
+		} else if (r.type == PEMS_AGG_MEAN) {
+			out_mean(&o, r.num, r.den);
+		} else {
+			char tmp[32];
+			int n = snprintf(tmp, sizeof(tmp), "%.17g", r.d);
+
+			if (line)
+				memcpy(line + o.n, tmp, (size_t)n);
+			o.n += (size_t)n;
 		}
-		*p++ = ',';
-		if (r.type == PEMS_AGG_UINT64)
-			p = put_u64(p, r.u);
-		else if (r.type == PEMS_AGG_INT64)
-			p = put_i64(p, r.i);
-		else if (r.type == PEMS_AGG_MEAN)
-			p = put_mean(p, r.num, r.den);
-		else
-			p += snprintf(p, 32, "%.17g", r.d);
 	}
-	if (job->out_fmt == PEMS_AGG_OUT_CSV)
-		*p++ = '\n';
-	return (long)(p - line);
+	if (!kv)
+		out_ch(&o, '\n');
+	return (long)o.n;
 }
 
 struct pass1 {
 	struct vp_info *info;
-	char line[LINE_MAX_OUT];
 };
 
 static void pass1_fn(uint64_t key, const void *states, void *arg)
@@ -526,7 +653,7 @@ static void pass1_fn(uint64_t key, const void *states, void *arg)
 
 	if (p->info->ovf)
 		return;
-	n = format_group(key, states, p->line, &bad);
+	n = format_group(key, states, NULL, &bad);	/* bytes only */
 	if (n < 0) {
 		p->info->ovf = 1;
 		p->info->ovf_key = key;
@@ -967,6 +1094,16 @@ int pems_aggregate(struct pems_aggregate_job *job)
 		}
 	}
 	build_header();
+	for (i = 0; i < job->naggs; i++) {
+		static const char *const names[] = { "count", "sum", "min", "max", "avg" };
+		static const enum agg_kind kinds[] = { AK_COUNT, AK_SUM, AK_MINMAX, AK_MINMAX, AK_AVG };
+		unsigned b;
+
+		S.kind[i] = AK_USER;
+		for (b = 0; b < 5; b++)
+			if (job->aggs[i] == pems_aggregate_builtin(names[b]))
+				S.kind[i] = kinds[b];
+	}
 	rc = plan(&cfg, S.size);
 	if (rc)
 		return rc;
