@@ -12,6 +12,17 @@
  *       first four aggregates count, sum, min, max): prints
  *       "groups=G count=C sum=S min=M max=X" (sums of each column over
  *       the groups, 128-bit), to compare with the peers' results
+ *   agg_tool ref IN.kv [--groups G | --distinct]
+ *       an independent reference for `pems-run aggregate --agg
+ *       count,sum,min,max,avg` (csv output): aggregates IN in an
+ *       in-memory hash table (sized for G groups; --distinct: every key
+ *       is its own group, no table), formats each group's line
+ *       "key,count,sum,min,max,avg" itself and prints
+ *       "lines=N hash=H": the count and the order-independent sum of a
+ *       64-bit hash of the lines
+ *   agg_tool sum OUT.csv
+ *       the same "lines=N hash=H" of a pems csv output (header excluded),
+ *       after checking the header and that keys strictly increase
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -108,12 +119,171 @@ static int totals(const char *in, size_t naggs)
 	return 0;
 }
 
+/* ---- reference ---- */
+
+static uint64_t mix64(uint64_t z)
+{
+	z += 0x9e3779b97f4a7c15ULL;
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+static uint64_t line_hash(const char *p, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		h = (h ^ (uint8_t)p[i]) * 0x100000001b3ULL;
+	return mix64(h);
+}
+
+struct grp {
+	uint64_t key, count;
+	int64_t sum, min, max;	/* |sum| < 2^63 for these inputs: +-1e6 per row */
+};
+
+/* the mean, rounded to 9 places half away from zero, trailing zeros cut
+ * (written independently of pems: one scaled division) */
+static int fmt_line(char *p, const struct grp *g)
+{
+	__int128 s = g->sum;
+	unsigned __int128 a = s < 0 ? -(unsigned __int128)s : (unsigned __int128)s;
+	unsigned __int128 sc = (a * 2000000000u + g->count) / (2 * (unsigned __int128)g->count);
+	unsigned long long q = (unsigned long long)(sc / 1000000000u),
+			   f = (unsigned long long)(sc % 1000000000u);
+	char frac[16];
+	int n;
+
+	snprintf(frac, sizeof(frac), "%09llu", f);
+	for (n = 9; n > 0 && frac[n - 1] == '0'; n--)
+		;
+	frac[n] = '\0';
+	return sprintf(p, "%llu,%llu,%lld,%lld,%lld,%s%llu%s%s\n", (unsigned long long)g->key,
+		       (unsigned long long)g->count, (long long)g->sum, (long long)g->min,
+		       (long long)g->max, s < 0 && sc ? "-" : "", q, n ? "." : "", frac);
+}
+
+static int ref(const char *in, uint64_t groups, int distinct)
+{
+	FILE *f = fopen(in, "rb");
+	static uint8_t buf[16 << 16];
+	struct grp *t = NULL, g;
+	uint64_t mask = 0, used = 0, lines = 0, hash = 0, i;
+	char line[160];
+	size_t n, r;
+
+	if (!f) {
+		perror(in);
+		return 1;
+	}
+	if (!distinct) {
+		uint64_t slots = 1024;
+
+		while (slots * 3 / 4 < groups)
+			slots *= 2;
+		t = calloc(slots, sizeof(*t));
+		if (!t) {
+			fprintf(stderr, "agg_tool: no memory for %llu slots\n", (unsigned long long)slots);
+			return 1;
+		}
+		mask = slots - 1;
+	}
+	while ((n = fread(buf, 16, sizeof(buf) / 16, f)) > 0) {
+		for (r = 0; r < n; r++) {
+			uint64_t k;
+			int64_t v;
+
+			memcpy(&k, buf + 16 * r, 8);
+			memcpy(&v, buf + 16 * r + 8, 8);
+			if (distinct) {
+				g.key = k;
+				g.count = 1;
+				g.sum = g.min = g.max = v;
+				hash += line_hash(line, (size_t)fmt_line(line, &g));
+				lines++;
+				continue;
+			}
+			for (i = mix64(k) & mask; t[i].count && t[i].key != k; i = (i + 1) & mask)
+				;
+			if (!t[i].count) {
+				if (++used > mask) {
+					fprintf(stderr, "agg_tool: more than %llu groups\n", (unsigned long long)mask);
+					return 1;
+				}
+				t[i].key = k;
+				t[i].min = INT64_MAX;
+				t[i].max = INT64_MIN;
+			}
+			t[i].count++;
+			t[i].sum += v;
+			if (v < t[i].min)
+				t[i].min = v;
+			if (v > t[i].max)
+				t[i].max = v;
+		}
+	}
+	fclose(f);
+	for (i = 0; !distinct && i <= mask; i++) {
+		if (!t[i].count)
+			continue;
+		hash += line_hash(line, (size_t)fmt_line(line, &t[i]));
+		lines++;
+	}
+	free(t);
+	printf("lines=%llu hash=%016llx\n", (unsigned long long)lines, (unsigned long long)hash);
+	return 0;
+}
+
+static int sum_csv(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	static char line[1 << 16];
+	uint64_t lines = 0, hash = 0, prev = 0;
+
+	if (!f) {
+		perror(path);
+		return 1;
+	}
+	setvbuf(f, NULL, _IOFBF, 1 << 22);
+	if (!fgets(line, sizeof(line), f) || strcmp(line, "key,count,sum,min,max,avg\n")) {
+		fprintf(stderr, "agg_tool: %s: header is not key,count,sum,min,max,avg\n", path);
+		return 1;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		uint64_t k = strtoull(line, NULL, 10);
+
+		if (lines && k <= prev) {
+			fprintf(stderr, "agg_tool: %s: line %llu: key %llu not above %llu\n", path,
+				(unsigned long long)lines + 2, (unsigned long long)k,
+				(unsigned long long)prev);
+			return 1;
+		}
+		prev = k;
+		hash += line_hash(line, strlen(line));
+		lines++;
+	}
+	fclose(f);
+	printf("lines=%llu hash=%016llx\n", (unsigned long long)lines, (unsigned long long)hash);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc >= 3 && !strcmp(argv[1], "ref")) {
+		if (argc == 4 && !strcmp(argv[3], "--distinct"))
+			return ref(argv[2], 0, 1);
+		return ref(argv[2], argc == 5 && !strcmp(argv[3], "--groups") ?
+				    strtoull(argv[4], NULL, 10) : 1u << 20, 0);
+	}
+	if (argc == 3 && !strcmp(argv[1], "sum"))
+		return sum_csv(argv[2]);
 	if (argc >= 4 && !strcmp(argv[1], "csv"))
 		return to_csv(argv[2], argv[3], argc > 4 && !strcmp(argv[4], "--signed"));
 	if (argc == 4 && !strcmp(argv[1], "totals"))
 		return totals(argv[2], (size_t)atoi(argv[3]));
-	fprintf(stderr, "usage: agg_tool csv IN.kv OUT.csv [--signed] | agg_tool totals OUT.kv NAGGS\n");
+	fprintf(stderr, "usage: agg_tool csv IN.kv OUT.csv [--signed] | totals OUT.kv NAGGS |\n"
+			"       ref IN.kv [--groups G | --distinct] | sum OUT.csv\n");
 	return 2;
 }

@@ -244,24 +244,46 @@ static int parse_row(const char *s, size_t len, struct agg_pair *row,
 
 /* ---- superstep 0: samples ---- */
 
+/* Samples come 8 to a 4 KiB page from KV_PAGES random pages of the
+ * slice (one random read each, all in flight), or one per record for a
+ * slice of fewer than PEMS_GROUPBY_SAMPLES records. */
+#define KV_PAGES 32
+
 static size_t sample_kv(unsigned pid, uint64_t *keys)
 {
 	uint64_t lo = slice_lo(pid) / 16, len = slice_lo(pid + 1) / 16 - lo;
-	unsigned i, m = len < PEMS_GROUPBY_SAMPLES ? (unsigned)len : PEMS_GROUPBY_SAMPLES;
+	unsigned i, j, m = len < PEMS_GROUPBY_SAMPLES ? (unsigned)len : PEMS_GROUPBY_SAMPLES;
+	bool pages = m == PEMS_GROUPBY_SAMPLES && S.size >= PAGE;
+	unsigned np = pages ? KV_PAGES : m, per = PEMS_GROUPBY_SAMPLES / KV_PAGES;
 	uint64_t *off = pems_malloc(PEMS_GROUPBY_SAMPLES * sizeof(*off));
-	struct agg_pair *recs = pems_malloc(PEMS_GROUPBY_SAMPLES * sizeof(*recs));
+	struct agg_pair *recs = pems_malloc(pages ? KV_PAGES * PAGE : PEMS_GROUPBY_SAMPLES * sizeof(*recs));
+	size_t piece = pages ? PAGE : 16;
 	long long rc;
 
-	for (i = 0; i < m; i++) {
-		uint64_t a = len * i / m, b = len * (i + 1) / m;
+	for (i = 0; i < np; i++) {
+		uint64_t a = len * i / np, b = len * (i + 1) / np;
 
 		off[i] = (lo + a + mix(pid * 1000003ull + i) % (b - a)) * 16;
+		if (pages) {
+			off[i] &= ~(uint64_t)(PAGE - 1);
+			if (off[i] + PAGE > S.size)
+				off[i] = S.size - PAGE;	/* a multiple of 16 */
+		}
 	}
-	rc = m ? pems_file_read_pieces(S.in, recs, off, m, 16) : 0;
-	if (rc != (long long)(m * 16))
+	rc = np ? pems_file_read_pieces(S.in, recs, off, np, piece) : 0;
+	if (rc != (long long)(np * piece))
 		fail("reading samples of the input", rc);
-	for (i = 0; i < m; i++)
-		keys[i] = recs[i].key;
+	for (i = 0; i < np; i++) {
+		if (!pages) {
+			keys[i] = recs[i].key;
+			continue;
+		}
+		for (j = 0; j < per; j++) {	/* spread over the page's 256 records */
+			unsigned r = j * (PAGE / 16 / per) + (unsigned)(mix(pid * 7ull + i * 131 + j) % (PAGE / 16 / per));
+
+			keys[i * per + j] = recs[i * (PAGE / 16) + r].key;
+		}
+	}
 	pems_free(recs);
 	pems_free(off);
 	return m;
