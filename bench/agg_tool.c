@@ -20,9 +20,13 @@
  *       "key,count,sum,min,max,avg" itself and prints
  *       "lines=N hash=H": the count and the order-independent sum of a
  *       64-bit hash of the lines
- *   agg_tool sum OUT.csv
+ *   agg_tool sum OUT.csv [--sqlite]
  *       the same "lines=N hash=H" of a pems csv output (header excluded),
- *       after checking the header and that keys strictly increase
+ *       after checking the header and that keys strictly increase;
+ *       --sqlite hashes each line as "int64 key,count,sum,min,max" (the
+ *       key as sqlite stores it, avg dropped) to compare with
+ *   agg_tool lines FILE
+ *       lines=N hash=H of every line of FILE as it is (sqlite3 -csv output)
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -236,7 +240,7 @@ static int ref(const char *in, uint64_t groups, int distinct)
 	return 0;
 }
 
-static int sum_csv(const char *path)
+static int sum_csv(const char *path, int sq)
 {
 	FILE *f = fopen(path, "r");
 	static char line[1 << 16];
@@ -261,7 +265,42 @@ static int sum_csv(const char *path)
 			return 1;
 		}
 		prev = k;
-		hash += line_hash(line, strlen(line));
+		if (sq) {	/* "key,count,sum,min,max" with the key signed */
+			char t[256], *c = strchr(line, ','), *a = strrchr(line, ',');
+			int n;
+
+			if (!c || !a || a - c > 200)
+				return 1;
+			n = snprintf(t, sizeof(t), "%lld%.*s\n", (long long)(int64_t)k, (int)(a - c), c);
+			hash += line_hash(t, (size_t)n);
+		} else {
+			hash += line_hash(line, strlen(line));
+		}
+		lines++;
+	}
+	fclose(f);
+	printf("lines=%llu hash=%016llx\n", (unsigned long long)lines, (unsigned long long)hash);
+	return 0;
+}
+
+static int hash_lines(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	static char line[1 << 16];
+	uint64_t lines = 0, hash = 0;
+
+	if (!f) {
+		perror(path);
+		return 1;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		size_t n = strlen(line);
+
+		if (n >= 2 && line[n - 2] == '\r') {	/* sqlite -csv ends lines with CRLF */
+			line[n - 2] = '\n';
+			line[--n] = '\0';
+		}
+		hash += line_hash(line, n);
 		lines++;
 	}
 	fclose(f);
@@ -277,13 +316,15 @@ int main(int argc, char **argv)
 		return ref(argv[2], argc == 5 && !strcmp(argv[3], "--groups") ?
 				    strtoull(argv[4], NULL, 10) : 1u << 20, 0);
 	}
-	if (argc == 3 && !strcmp(argv[1], "sum"))
-		return sum_csv(argv[2]);
+	if ((argc == 3 || argc == 4) && !strcmp(argv[1], "sum"))
+		return sum_csv(argv[2], argc == 4 && !strcmp(argv[3], "--sqlite"));
+	if (argc == 3 && !strcmp(argv[1], "lines"))
+		return hash_lines(argv[2]);
 	if (argc >= 4 && !strcmp(argv[1], "csv"))
 		return to_csv(argv[2], argv[3], argc > 4 && !strcmp(argv[4], "--signed"));
 	if (argc == 4 && !strcmp(argv[1], "totals"))
 		return totals(argv[2], (size_t)atoi(argv[3]));
 	fprintf(stderr, "usage: agg_tool csv IN.kv OUT.csv [--signed] | totals OUT.kv NAGGS |\n"
-			"       ref IN.kv [--groups G | --distinct] | sum OUT.csv\n");
+			"       ref IN.kv [--groups G | --distinct] | sum OUT.csv [--sqlite] | lines FILE\n");
 	return 2;
 }
