@@ -3,13 +3,16 @@
  * (sort + scan of the whole input): every aggregate, csv and kv in and
  * out, exact sums and the overflow report, csv errors with line and
  * column, empty input, one group, all-distinct keys, output identical for
- * every --procs / --threads, spilling forced by a small --mem.
+ * every --procs / --threads, spilling forced by a small --mem; and the C
+ * API (pems_groupby_plan / pems_groupby / walk) with a user-defined
+ * aggregate next to built-ins, in-process.
  *
  * Runs the binary named by $PEMS_RUN (default ./build/pems-run) in
  * $PEMS_TEST_TMP (else a new /tmp/check_aggregate.XXXXXX).
  */
 #include "sanitizer_noise.h"
 #include <check.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -19,6 +22,9 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "pems.h"
+#include "pems_algorithms.h"
 
 #define OUT_MAX 65536
 
@@ -497,6 +503,220 @@ START_TEST(usage_and_kv_size)
 }
 END_TEST
 
+/* ---- the C API in-process: a user-defined aggregate ---- */
+
+/* sum of squares, exact: an unsigned 128-bit state; -ERANGE past u64 */
+static void sq_init(void *s) { memset(s, 0, 16); }
+static void sq_update(void *s, int64_t v)
+{
+	unsigned __int128 a;
+
+	memcpy(&a, s, 16);
+	a += (unsigned __int128)((__int128)v * v);
+	memcpy(s, &a, 16);
+}
+static void sq_combine(void *s, const void *o)
+{
+	unsigned __int128 a, b;
+
+	memcpy(&a, s, 16);
+	memcpy(&b, o, 16);
+	a += b;
+	memcpy(s, &a, 16);
+}
+static int sq_final(const void *s, struct pems_agg_result *r)
+{
+	unsigned __int128 a;
+
+	memcpy(&a, s, 16);
+	if (a > UINT64_MAX)
+		return -ERANGE;
+	r->type = PEMS_AGG_UINT64;
+	r->u = (uint64_t)a;
+	return 0;
+}
+static const struct pems_aggregate sumsq = { "sumsq", 16, sq_init, sq_update, sq_combine, sq_final };
+
+#define API_G 3000		/* groups */
+#define API_N 300000		/* rows */
+#define API_MAXV 64
+
+static uint64_t api_mix(uint64_t z)
+{
+	z += 0x9e3779b97f4a7c15ULL;
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+/* row i: 30 % of the rows in group 0 (a heavy key), the rest uniform;
+ * keys clustered in [17, 3e9] (not spread over the u64 range) */
+static uint64_t api_group(uint64_t i)
+{
+	return i % 10 < 3 ? 0 : api_mix(i + 7) % API_G;
+}
+static uint64_t api_key(uint64_t g) { return g * 1000003ull + 17; }
+static int64_t api_val(uint64_t i) { return (int64_t)(api_mix(i) % 2000001) - 1000000; }
+
+struct api_out {
+	uint64_t count, sq;
+	int64_t sum, min, max;
+	int seen;
+};
+static struct api_out api_got[API_G];
+static uint64_t api_first[API_MAXV], api_last[API_MAXV], api_ngroups[API_MAXV];
+static int api_order_bad;
+static bool api_user;		/* with the user-defined aggregate */
+
+struct api_walk {
+	unsigned pid;
+	uint64_t prev, n;
+};
+
+static void api_fn(uint64_t key, const void *states, void *arg)
+{
+	struct api_walk *w = arg;
+	const uint8_t *st = states;
+	struct api_out *o = &api_got[(key - 17) / 1000003];
+	__int128 sum;
+
+	if (w->n && key <= w->prev)
+		api_order_bad = 1;
+	if (!w->n)
+		api_first[w->pid] = key;
+	api_last[w->pid] = key;
+	w->prev = key;
+	w->n++;
+	o->seen++;
+	if (api_user) {	/* count, sumsq, max: offsets 0, 8, 24 */
+		unsigned __int128 q;
+
+		memcpy(&o->count, st, 8);
+		memcpy(&q, st + 8, 16);
+		o->sq = (uint64_t)q;
+		memcpy(&o->max, st + 24, 8);
+		return;
+	}
+	/* count, sum, min, max, avg: 0, 8, 24, 32, 40 */
+	memcpy(&o->count, st, 8);
+	memcpy(&sum, st + 8, 16);
+	o->sum = (int64_t)sum;
+	memcpy(&o->min, st + 24, 8);
+	memcpy(&o->max, st + 32, 8);
+	memcpy(&sum, st + 40, 16);	/* avg: sum and count again */
+	if ((int64_t)sum != o->sum)
+		api_order_bad = 2;
+}
+
+static void api_spmd(void *arg)
+{
+	const struct pems_aggregate *user[] = { pems_aggregate_builtin("count"), &sumsq,
+						pems_aggregate_builtin("max") };
+	const struct pems_aggregate *core[] = {
+		pems_aggregate_builtin("count"), pems_aggregate_builtin("sum"),
+		pems_aggregate_builtin("min"), pems_aggregate_builtin("max"),
+		pems_aggregate_builtin("avg") };
+	unsigned v = bsp_nprocs(), pid = bsp_pid();
+	uint64_t lo = (uint64_t)API_N * pid / v, hi = (uint64_t)API_N * (pid + 1) / v, i, ng = 0;
+	uint64_t *keys = pems_malloc(PEMS_GROUPBY_SAMPLES * sizeof(*keys));
+	uint64_t *rows = pems_malloc((hi - lo) * 16 + 1);
+	struct pems_groupby_plan *plan;
+	struct pems_groupby *g;
+	struct api_walk w = { pid, 0, 0 };
+	size_t m = 0;
+
+	(void)arg;
+	for (i = lo; i < hi; i++) {
+		rows[2 * (i - lo)] = api_key(api_group(i));
+		rows[2 * (i - lo) + 1] = (uint64_t)api_val(i);
+	}
+	for (i = lo; i < hi && m < PEMS_GROUPBY_SAMPLES; i += 1 + (hi - lo) / PEMS_GROUPBY_SAMPLES)
+		keys[m++] = api_key(api_group(i));
+	plan = pems_groupby_plan(keys, m);
+	pems_free(keys);
+	g = pems_groupby(plan, rows, hi - lo, api_user ? user : core, api_user ? 3 : 5, 0, &ng);
+	pems_free(plan);
+	api_ngroups[pid] = ng;
+	pems_groupby_walk(g, api_fn, &w);
+	pems_groupby_free(g);
+}
+
+/* run the C API with @v VPs and check every group against a plain loop */
+static void api_check(unsigned v, bool user)
+{
+	static struct api_out want[API_G];
+	struct pems_config cfg;
+	uint64_t i, groups = 0;
+	unsigned p;
+
+	memset(want, 0, sizeof(want));
+	for (i = 0; i < API_N; i++) {
+		struct api_out *o = &want[api_group(i)];
+		int64_t x = api_val(i);
+
+		if (!o->count) {
+			o->min = INT64_MAX;
+			o->max = INT64_MIN;
+		}
+		o->count++;
+		o->sum += x;
+		o->sq += (uint64_t)(x * x);
+		o->min = x < o->min ? x : o->min;
+		o->max = x > o->max ? x : o->max;
+	}
+	memset(api_got, 0, sizeof(api_got));
+	memset(api_first, 0, sizeof(api_first));
+	memset(api_last, 0, sizeof(api_last));
+	memset(api_ngroups, 0, sizeof(api_ngroups));
+	api_order_bad = 0;
+	api_user = user;
+	pems_config_init(&cfg);
+	cfg.procs = v;
+	cfg.threads = 2;
+	cfg.mem = 256u << 20;
+	cfg.mu = 16u << 20;
+	cfg.tmp[0] = dir;
+	cfg.ntmp = 1;
+	cfg.quiet = true;
+	ck_assert_int_eq(pems_configure(&cfg), 0);
+	ck_assert_int_eq(pems_spmd(api_spmd, NULL), 0);
+	ck_assert_int_eq(api_order_bad, 0);
+	for (i = 0; i < API_G; i++) {
+		ck_assert_int_eq(api_got[i].seen, 1);
+		ck_assert_uint_eq(api_got[i].count, want[i].count);
+		ck_assert_int_eq(api_got[i].max, want[i].max);
+		if (user) {
+			ck_assert_uint_eq(api_got[i].sq, want[i].sq);
+		} else {
+			ck_assert_int_eq(api_got[i].sum, want[i].sum);
+			ck_assert_int_eq(api_got[i].min, want[i].min);
+		}
+	}
+	for (p = 0; p < v; p++) {
+		groups += api_ngroups[p];
+		/* owners' key ranges increase with the VP */
+		if (p && api_ngroups[p] && api_ngroups[p - 1])
+			ck_assert_uint_gt(api_first[p], api_last[p - 1]);
+	}
+	ck_assert_uint_eq(groups, API_G);
+}
+
+START_TEST(c_api_user_aggregate)
+{
+	static const unsigned vs[] = { 1, 3, 8 };
+
+	api_check(vs[_i], true);
+}
+END_TEST
+
+START_TEST(c_api_builtins)
+{
+	static const unsigned vs[] = { 1, 5 };
+
+	api_check(vs[_i], false);
+}
+END_TEST
+
 static Suite *aggregate_suite(void)
 {
 	Suite *s = suite_create("aggregate");
@@ -512,6 +732,8 @@ static Suite *aggregate_suite(void)
 	tcase_add_test(tc, kv_output_layout);
 	tcase_add_test(tc, empty_input_and_one_group);
 	tcase_add_test(tc, csv_input);
+	tcase_add_loop_test(tc, c_api_user_aggregate, 0, 3);
+	tcase_add_loop_test(tc, c_api_builtins, 0, 2);
 	tcase_add_test(te, exact_sums_and_overflow);
 	tcase_add_test(te, csv_errors);
 	tcase_add_test(te, csv_error_line_numbers_across_vps);
