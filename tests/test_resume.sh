@@ -10,10 +10,11 @@
 #
 #   PEMS_RUN=build/pems-run PEMS_BUILD=build bash tests/test_resume.sh
 #
-# Long form, by hand (not in make check):
-#   RESUME_KILLS=30 RESUME_SORT_COUNT=512M RESUME_AGG_COUNT=200M \
+# Long form, by hand (not in make check): runs each algorithm again and
+# again (3 kills per run) until RESUME_TOTAL_KILLS kills were made, e.g.
+#   RESUME_TOTAL_KILLS=30 RESUME_SORT_COUNT=256M RESUME_AGG_COUNT=128M \
 #   RESUME_MEM=1G RESUME_TMP=/work/scratch/x bash tests/test_resume.sh sort aggregate
-# prints "kills: N resumed runs: M identical: K" per algorithm.
+# and prints "total: kills K resumed runs R runs N identical I" per algorithm.
 set -uo pipefail
 
 RUN=${PEMS_RUN:?set PEMS_RUN}
@@ -87,6 +88,7 @@ run_killed() {
 		rc=$?
 		break
 	done
+	LAST_KILLS=$kills LAST_RESUMES=$resumes
 	if ((rc != 0)); then
 		fail "$name: exit $rc after $kills kills ($resumes resumes): $(tail -3 "$name.stderr")"
 		return 1
@@ -102,13 +104,30 @@ run_killed() {
 	ok "$name: kills: $kills resumed runs: $resumes identical: yes"
 }
 
+# repeat_killed ARGS...: run_killed until RESUME_TOTAL_KILLS kills (long form)
+TOTAL=${RESUME_TOTAL_KILLS:-0}
+repeat_killed() {
+	local k=0 r=0 runs=0 same=0
+	LAST_KILLS=0 LAST_RESUMES=0
+	if ((TOTAL == 0)); then
+		run_killed "$@"
+		return
+	fi
+	while ((k < TOTAL && runs < 3 * TOTAL)); do
+		runs=$((runs + 1))
+		run_killed "$@" && same=$((same + 1))
+		k=$((k + LAST_KILLS)) r=$((r + LAST_RESUMES))
+	done
+	echo "$1: total: kills $k resumed runs $r runs $runs identical $same"
+}
+
 want() { [[ " $WHAT " == *" $1 "* ]]; }
 
 if want sort; then
 	"$RUN" gen --format u64 --count "${RESUME_SORT_COUNT:-2M}" --seed 7 sort.in || exit 1
 	timed "$RUN" sort --format u64 --mem "$MEM" --tmp . --checkpoint-every off sort.in sort.ref ||
 		exit 1
-	run_killed sort sort.out.pems-ckpt sort.out sort.ref "$ELAPSED" -- \
+	repeat_killed sort sort.out.pems-ckpt sort.out sort.ref "$ELAPSED" -- \
 		"$RUN" sort --format u64 --mem "$MEM" --tmp . --checkpoint-every 1 sort.in sort.out
 fi
 
@@ -116,7 +135,7 @@ if want aggregate; then
 	"$RUN" gen --format kv --count "${RESUME_AGG_COUNT:-2M}" --groups 50K --seed 3 agg.in || exit 1
 	timed "$RUN" aggregate --agg count,sum,min,max --mem "$MEM" --tmp . --checkpoint-every off \
 		agg.in agg.ref || exit 1
-	run_killed aggregate agg.out.pems-ckpt agg.out agg.ref "$ELAPSED" -- \
+	repeat_killed aggregate agg.out.pems-ckpt agg.out agg.ref "$ELAPSED" -- \
 		"$RUN" aggregate --agg count,sum,min,max --mem "$MEM" --tmp . --checkpoint-every 1 \
 		agg.in agg.out
 fi

@@ -444,6 +444,8 @@ static int space_ok(const struct pems_config *cfg, uint64_t bytes, const char *o
 	unsigned i;
 	int rc;
 
+	if (pems_resuming())
+		return 0;	/* the run's scratch and output are allocated already */
 	dir_of(out, dir, sizeof(dir));
 	if (cfg->ntmp) {
 		for (i = 0; i < cfg->ntmp; i++) {
