@@ -55,11 +55,12 @@ for ((r = 1; r <= REPS; r++)); do
 		}
 		t1=${EPOCHREALTIME/[.,]/}
 		secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", (b - a) / 1e6 }')
-		ckw=$(grep -o '"ctx_written": [0-9]*' "$T/stats.json" | grep -o '[0-9]*$')
-		mw=$(grep -o '"msg_written": [0-9]*' "$T/stats.json" | grep -o '[0-9]*$')
+		ckw=$(grep -o '"ctx_written": [0-9]*' "$T/stats.json" | head -1 | grep -o '[0-9]*$')
+		mw=$(grep -o '"msg_written": [0-9]*' "$T/stats.json" | head -1 | grep -o '[0-9]*$')
 		nck=$(grep -c '^pems: checkpoint at' "$T/stderr")
 		cks=$(awk '/^pems: checkpoint at/ { s += $6 } END { printf "%.3f", s }' "$T/stderr")
 		echo "algo=sort mode=$mode bytes=$((count * 8)) mem=$MEM secs=$secs ckpts=$nck ckpt_secs=$cks ctx_written=$ckw msg_written=$mw rep=$r"
+		grep '^pems: checkpoint at' "$T/stderr" | sed 's/^/# /'
 		times[$mode]+="$secs "
 		rm -f "$OUT"
 	done
