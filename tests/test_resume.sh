@@ -189,7 +189,7 @@ if want refusals; then
 		env PEMS_PROCS=4 PEMS_MEM="$MEM" PEMS_TMP="$PWD" PEMS_CHECKPOINT_DIR=ck.ref \
 			PEMS_CHECKPOINT_EVERY=1 "$STEPS" 200 20 >/dev/null 2>&1 &
 		local pid=$! i
-		for ((i = 0; i < 200; i++)); do
+		for ((i = 0; i < 1200; i++)); do	# a minute at most (a loaded machine)
 			[[ -f ck.ref/manifest ]] && grep -q '^superstep [3-9]' ck.ref/manifest && break
 			sleep 0.05
 		done
@@ -240,14 +240,14 @@ if want refusals; then
 		# a changed configuration inside the environment (v) is refused
 		sed -i 's/^env PEMS_PROCS=4$/env PEMS_PROCS=5/' ck.ref/manifest
 		expect_refusal "edited manifest" "checksum mismatch" "$RUN" resume ck.ref
-		stopped_run
+		stopped_run || fail "could not stop examples/steps after a checkpoint"
 		# a damaged state file
 		st=ck.ref/$(awk '$1 == "state" { print $2 }' ck.ref/manifest)
 		b=$(od -An -tu1 -j200 -N1 "$st" | tr -d ' ')
 		printf "\\x$(printf %02x $((b ^ 0xff)))" |
 			dd of="$st" bs=1 seek=200 conv=notrunc status=none
 		expect_refusal "corrupted state file" "is corrupt" "$RUN" resume ck.ref
-		stopped_run
+		stopped_run || fail "could not stop examples/steps after a checkpoint"
 		# a truncated manifest
 		head -c 500 ck.ref/manifest >m.tmp && mv m.tmp ck.ref/manifest
 		expect_refusal "truncated manifest" "the checkpoint cannot be used" "$RUN" resume ck.ref
