@@ -26,6 +26,10 @@ int pems_format_parse(const char *name, enum pems_format *out);
  * with "pems: error: <who>: ..." printed when --mem cannot hold it. */
 int pems_plan(struct pems_config *cfg, uint64_t bytes, const char *who,
 	      uint64_t (*mu_for)(uint64_t bytes, unsigned v));
+/* pems_plan() without the message: a caller trying a configuration
+ * first (the sort tries one more worker than cores). */
+int pems_plan_quiet(struct pems_config *cfg, uint64_t bytes,
+		    uint64_t (*mu_for)(uint64_t bytes, unsigned v));
 
 /* Create <out>.pems-tmp (sized to @size when @sized) for every rank to
  * write into, open as pems_file *handle, unlinked on abort (output.c).

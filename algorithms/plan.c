@@ -39,8 +39,8 @@ static unsigned best_v_for(uint64_t bytes, unsigned k, uint64_t c,
 	return best;
 }
 
-int pems_plan(struct pems_config *cfg, uint64_t bytes, const char *who,
-	      uint64_t (*mu_for)(uint64_t bytes, unsigned v))
+static int plan(struct pems_config *cfg, uint64_t bytes, const char *who,
+		uint64_t (*mu_for)(uint64_t bytes, unsigned v), bool quiet)
 {
 	long cores = sysconf(_SC_NPROCESSORS_ONLN);
 	uint64_t c, need = 0, msg = 0;
@@ -52,8 +52,9 @@ int pems_plan(struct pems_config *cfg, uint64_t bytes, const char *who,
 		cfg->threads = cores > 0 ? (unsigned)cores : 1;
 	k = cfg->threads;
 	if (cfg->mem < (48u << 20)) {
-		fprintf(stderr, "pems: error: %s: --mem %zu MiB is too small; give at least 48M\n",
-			who, cfg->mem >> 20);
+		if (!quiet)
+			fprintf(stderr, "pems: error: %s: --mem %zu MiB is too small; give at least 48M\n",
+				who, cfg->mem >> 20);
 		return -EINVAL;
 	}
 	for (c = 1u << 20; c >= 16u << 10; c /= 2) {
@@ -68,12 +69,25 @@ int pems_plan(struct pems_config *cfg, uint64_t bytes, const char *who,
 			break;
 	}
 	if (c < 16u << 10) {
-		fprintf(stderr, "pems: error: %s: --mem %zu MiB is too small for %llu MiB of input with %u threads; raise --mem (or lower --threads)\n",
-			who, cfg->mem >> 20, (unsigned long long)(bytes >> 20), k);
+		if (!quiet)
+			fprintf(stderr, "pems: error: %s: --mem %zu MiB is too small for %llu MiB of input with %u threads; raise --mem (or lower --threads)\n",
+				who, cfg->mem >> 20, (unsigned long long)(bytes >> 20), k);
 		return -EINVAL;
 	}
 	cfg->procs = v;
 	if (!cfg->msg_mem)
 		cfg->msg_mem = msg;
 	return 0;
+}
+
+int pems_plan(struct pems_config *cfg, uint64_t bytes, const char *who,
+	      uint64_t (*mu_for)(uint64_t bytes, unsigned v))
+{
+	return plan(cfg, bytes, who, mu_for, false);
+}
+
+int pems_plan_quiet(struct pems_config *cfg, uint64_t bytes,
+		    uint64_t (*mu_for)(uint64_t bytes, unsigned v))
+{
+	return plan(cfg, bytes, "", mu_for, true);
 }

@@ -2,6 +2,7 @@
  * check_radix.c - the local sort kernels against qsort.
  */
 #include <check.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include "sort/radix.h"
@@ -18,7 +19,7 @@ static uint64_t splitmix(uint64_t *s)
 }
 
 enum shape { RANDOM, EQUAL, SORTED, REVERSE, FEW, LOW_BITS, HIGH_BITS,
-	     ALMOST_SORTED, ALMOST_REVERSE, NSHAPES };
+	     ALMOST_SORTED, ALMOST_REVERSE, NARROW, STRADDLE, NSHAPES };
 
 static uint64_t key_of(enum shape sh, size_t i, size_t n, uint64_t *seed)
 {
@@ -41,6 +42,10 @@ static uint64_t key_of(enum shape sh, size_t i, size_t n, uint64_t *seed)
 		return i == n - 2 ? 0 : (uint64_t)i * 0x10001ULL;
 	case ALMOST_REVERSE:
 		return i == n - 2 ? UINT64_MAX : (uint64_t)(n - i) * 0x10001ULL;
+	case NARROW:		/* a sample sort bucket: 1/100 of the key space */
+		return 0x3000000000000000ULL + splitmix(seed) % (UINT64_MAX / 100);
+	case STRADDLE:		/* a narrow range across a power of two */
+		return 0x7fffffffffff0000ULL + splitmix(seed) % 0x20000;
 	default:
 		return 0;
 	}
@@ -53,24 +58,35 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static void check_u64(enum shape sh, size_t n)
+/* @to: pems_radix_sort_u64_to (result in the second buffer) */
+static void check_u64_as(enum shape sh, size_t n, bool to)
 {
 	uint64_t *a = malloc(n * 8 + 8), *t = malloc(n * 8 + 8);
-	uint64_t *ref = malloc(n * 8 + 8), seed = n * 31 + sh;
+	uint64_t *ref = malloc(n * 8 + 8), seed = n * 31 + sh, *res = to ? t : a;
 	size_t i;
 
 	ck_assert_ptr_nonnull(a);
 	for (i = 0; i < n; i++)
 		a[i] = ref[i] = key_of(sh, i, n, &seed);
 	qsort(ref, n, 8, cmp_u64);
-	pems_radix_sort_u64(a, t, n);
+	if (to)
+		pems_radix_sort_u64_to(a, t, n);
+	else
+		pems_radix_sort_u64(a, t, n);
 	/* one assertion per array: Check logs every assertion it passes */
-	for (i = 0; i < n && a[i] == ref[i]; i++)
+	for (i = 0; i < n && res[i] == ref[i]; i++)
 		;
-	ck_assert_msg(i == n, "shape %d n %zu: key %zu differs", sh, n, i);
+	ck_assert_msg(i == n, "shape %d n %zu%s: key %zu differs", sh, n,
+		      to ? " (sort_to)" : "", i);
 	free(a);
 	free(t);
 	free(ref);
+}
+
+static void check_u64(enum shape sh, size_t n)
+{
+	check_u64_as(sh, n, false);
+	check_u64_as(sh, n, true);
 }
 
 static const size_t sizes[] = { 0, 1, 2, 3, 31, 32, 33, 100, 257, 4095,
@@ -90,6 +106,7 @@ START_TEST(u64_large_random)
 {
 	check_u64(RANDOM, 3000000);
 	check_u64(FEW, 2000000);
+	check_u64(NARROW, 2000000);
 }
 END_TEST
 
@@ -126,6 +143,42 @@ static int cmp_rec(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+static void ck_same_recs(const uint8_t *got, const uint8_t *ref, size_t n,
+			 enum shape sh, const char *form)
+{
+	size_t i;
+
+	for (i = 0; i < n && !memcmp(got + i * REC, ref + i * REC, REC); i++)
+		;
+	ck_assert_msg(i == n, "shape %d n %zu %s: record %zu differs", sh, n, form, i);
+}
+
+/* Every entry point on input @r (kept) against the stable reference. */
+static void check_rec_forms(enum shape sh, const uint8_t *r, uint8_t *t,
+			    const uint8_t *ref, size_t n)
+{
+	uint8_t *a = malloc(n * REC + 1), *items = malloc(n * 32 + 17);
+	const uint32_t *order;
+	size_t j, step = n / 3 + 1;
+
+	ck_assert_ptr_nonnull(a);
+	memcpy(a, r, n * REC);
+	pems_radix_sort_rec100(a, t, n);
+	ck_same_recs(a, ref, n, sh, "in place");
+	memcpy(a, r, n * REC);
+	pems_radix_sort_rec100_to(a, t, n);
+	ck_same_recs(t, ref, n, sh, "sort_to");
+	ck_assert_msg(!memcmp(a, r, n * REC), "sort_to changed its source");
+	/* streaming: order on odd-aligned scratch, gathered in 3 pieces */
+	order = pems_rec100_order(r, n, items + 1);
+	memset(t, 0, n * REC);
+	for (j = 0; j < n; j += step)
+		pems_rec100_gather(r, order, j, n - j < step ? n - j : step, t + j * REC);
+	ck_same_recs(t, ref, n, sh, "order+gather");
+	free(a);
+	free(items);
+}
+
 static void check_rec(enum shape sh, size_t n)
 {
 	uint8_t *r = malloc(n * REC + 1), *t = malloc(n * REC + 1);
@@ -138,10 +191,7 @@ static void check_rec(enum shape sh, size_t n)
 		make_rec(r + i * REC, sh, i, n, &seed);
 	memcpy(ref, r, n * REC);
 	qsort(ref, n, REC, cmp_rec);
-	pems_radix_sort_rec100(r, t, n);
-	for (i = 0; i < n && !memcmp(r + i * REC, ref + i * REC, REC); i++)
-		;
-	ck_assert_msg(i == n, "shape %d n %zu: record %zu differs", sh, n, i);
+	check_rec_forms(sh, r, t, ref, n);
 	free(r);
 	free(t);
 	free(ref);

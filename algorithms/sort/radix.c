@@ -2,12 +2,8 @@
  * radix.c - radix sort kernels for the local sort of the BSP sort.
  *
  * Both kernels are most-significant-digit-first counting sorts with
- * 8-bit digits.  After one or two MSD passes the buckets fit in the L2
- * cache, so few passes touch DRAM: on the 2-core build machine this was
- * about 2x faster than an LSD sort doing all its passes over the whole
- * array (32 Mi random u64, CPU time: 8-bit LSD ~260 MB/s, 11-bit LSD
- * ~330 MB/s, this ~650 MB/s; 4 Mi rec100: ~2.1 GB/s).  11-bit digits
- * measured no faster here and need 8x the scratch.
+ * digits of up to 8 bits.  After one or two MSD passes the buckets fit in
+ * the L2 cache, so few passes touch DRAM.
  *
  * Invariants:
  *  1. Every scatter is a stable counting pass (input order kept within a
@@ -15,28 +11,34 @@
  *     stable too; so equal keys keep their input order.
  *  2. A digit in which all keys of a bucket agree costs no scatter.
  *     Buckets of more than SURVEY_N keys are surveyed first in one read
- *     pass (OR ^ AND of the keys finds all such digits at once, and an
- *     already ascending bucket - u64: or descending, then reversed - is
- *     finished there); smaller ones find them by their histogram (one
- *     bucket holds all n).  So sorted, reverse, few-distinct and
- *     all-equal inputs stay cheap; sorted rec100 records are not moved.
- *  3. sort(src, oth, n, level, to_oth) leaves the result in oth when
+ *     pass (u64: least and greatest key; rec100 items: OR ^ AND of the
+ *     keys), and an already ascending bucket - u64: or descending, then
+ *     reversed - is finished there; smaller ones find constant digits by
+ *     their histogram (one bucket holds all n).  So sorted, reverse,
+ *     few-distinct and all-equal inputs stay cheap; sorted rec100
+ *     records are not moved.
+ *  3. sort(src, oth, n, ..., to_oth) leaves the result in oth when
  *     to_oth, else in src; a scatter src -> oth flips the flag for the
  *     buckets, so data moves only when a digit really splits it.
- *  4. Bucket bounds are found again by scanning after the scatter, so a
- *     recursion level keeps no arrays: the one scratch (histograms and
- *     bucket pointers) is shared by all levels and stack use stays
- *     bounded (about sizeof(struct radix_scratch) + 100 bytes a level).
+ *  4. A recursion level keeps its bucket ends (u64: on the stack, 2 KiB a
+ *     level, at most 64/3 levels; rec100 items: found again by scanning
+ *     after the scatter); the histogram scratch is shared by all levels.
  *  5. rec100 records are not moved by the radix passes: each becomes a
  *     16-byte item (8-byte big-endian key prefix, 2-byte key tail, 4-byte
  *     input index); the items are sorted and the records gathered once.
  *     The items live at the end of the record scratch buffer: gathering
  *     record j into tmp + 100j only overwrites items below j (100(j+1) <=
  *     84n + 16(j+1) for j < n), so no extra memory is needed.
- *  6. u64 buckets of at most LSD_N keys (in cache) are finished by LSD:
- *     one histogram pass counts all their remaining digits at once, and
- *     digits in which all keys agree are skipped.  rec100 items stay
- *     MSD to the end (buckets of one or two items after two passes).
+ *  6. u64 digits are taken from key - base, base the least key of the
+ *     last surveyed bucket, starting at the highest bit in which the keys
+ *     can still differ; a sample sort bucket (a narrow key range) is thus
+ *     split 256 ways by its first pass.  Below RADIX keys the digit is
+ *     about log2(n) bits wide, and buckets of at most SMALL_N keys are all
+ *     finished by one insertion pass over the parent (keys never cross a
+ *     bucket bound, so it costs n plus the inversions inside them).
+ *  7. The streaming rec100 form (pems_rec100_order) sorts items in the
+ *     caller's scratch and compacts them to 4-byte indices in place; the
+ *     caller gathers and writes the records piece by piece.
  */
 #include <stdbool.h>
 #include <string.h>
@@ -56,8 +58,6 @@
 /* below this a bucket is counted with one histogram, else with four */
 #define WIDE_HIST_N 4096
 #define HIST_CHUNK ((size_t)1 << 30)
-/* u64 buckets of at most this many keys (2 MiB) are finished by LSD */
-#define LSD_N 262144
 /* buckets larger than this are surveyed first (invariant 2) */
 #define SURVEY_N 65536
 
@@ -70,10 +70,7 @@ struct item {
 };
 
 struct radix_scratch {
-	union {
-		uint32_t part[4][RADIX];	/* per-lane counts, one chunk */
-		uint32_t lsd[WORD_DIGITS][RADIX];	/* leaf digit counts */
-	};
+	uint32_t part[4][RADIX];	/* per-lane counts, one chunk */
 	size_t cnt[RADIX];		/* counts, then bucket fill offsets */
 };
 
@@ -126,27 +123,12 @@ static void name(const type *a, size_t n, unsigned level,		\
 }
 
 /* Turn counts into start offsets; false when one bucket holds all n. */
-static bool prefix_sums(size_t *cnt, size_t n)
+static bool prefix_sums(size_t *cnt, unsigned nb, size_t n)
 {
 	size_t sum = 0, c;
 	unsigned b;
 
-	for (b = 0; b < RADIX; b++) {
-		c = cnt[b];
-		if (c == n)
-			return false;
-		cnt[b] = sum;
-		sum += c;
-	}
-	return true;
-}
-
-static bool prefix_sums32(uint32_t *cnt, size_t n)
-{
-	uint32_t sum = 0, c;
-	unsigned b;
-
-	for (b = 0; b < RADIX; b++) {
+	for (b = 0; b < nb; b++) {
 		c = cnt[b];
 		if (c == n)
 			return false;
@@ -158,12 +140,17 @@ static bool prefix_sums32(uint32_t *cnt, size_t n)
 
 /* ---- u64 ---- */
 
-static unsigned u64_digit(const uint64_t *v, unsigned level)
-{
-	return (*v >> word_shift(level)) & RMASK;
-}
-
-DEFINE_HIST(u64_hist, uint64_t, u64_digit)
+/*
+ * Keys are sorted as (key - base) >> shift digits: base is the least key
+ * of the bucket that was last surveyed and the first digit starts at the
+ * highest bit in which (key - base) can differ (invariant 6), so a
+ * bucket holding a narrow key range -- every VP's bucket is one -- is
+ * split 256 ways by its first pass instead of by a constant top byte.
+ */
+struct u64_range {
+	uint64_t base;		/* every key of the bucket is >= base */
+	unsigned top;		/* (key - base) agree above bit top - 1 */
+};
 
 static void u64_insertion(uint64_t *a, size_t n)
 {
@@ -178,78 +165,47 @@ static void u64_insertion(uint64_t *a, size_t n)
 	}
 }
 
-static void u64_scatter(const uint64_t *src, uint64_t *dst, size_t n,
-			unsigned shift, size_t *off)
+/* Counts of digit ((key - base) >> shift) & mask, four lanes. */
+static void u64_hist(const uint64_t *a, size_t n, uint64_t base, unsigned shift,
+		     unsigned mask, struct radix_scratch *s)
+{
+	size_t i = 0, done = 0, len;
+	unsigned b;
+
+	memset(s->cnt, 0, (mask + 1) * sizeof(s->cnt[0]));
+	if (n < WIDE_HIST_N) {
+		for (i = 0; i < n; i++)
+			s->cnt[((a[i] - base) >> shift) & mask]++;
+		return;
+	}
+	while (done < n) {
+		len = n - done < HIST_CHUNK ? n - done : HIST_CHUNK;
+		memset(s->part, 0, sizeof(s->part));
+		for (i = done; i + 4 <= done + len; i += 4) {
+			s->part[0][((a[i] - base) >> shift) & mask]++;
+			s->part[1][((a[i + 1] - base) >> shift) & mask]++;
+			s->part[2][((a[i + 2] - base) >> shift) & mask]++;
+			s->part[3][((a[i + 3] - base) >> shift) & mask]++;
+		}
+		for (; i < done + len; i++)
+			s->part[0][((a[i] - base) >> shift) & mask]++;
+		for (b = 0; b <= mask; b++)
+			s->cnt[b] += (size_t)s->part[0][b] + s->part[1][b] +
+				     s->part[2][b] + s->part[3][b];
+		done += len;
+	}
+}
+
+static void u64_scatter(const uint64_t *src, uint64_t *dst, size_t n, uint64_t base,
+			unsigned shift, unsigned mask, size_t *off)
 {
 	size_t i;
 
 	for (i = 0; i < n; i++) {
 		uint64_t v = src[i];
 
-		dst[off[(v >> shift) & RMASK]++] = v;
+		dst[off[((v - base) >> shift) & mask]++] = v;
 	}
-}
-
-/* Counts of digits @level.. of @n keys, all in one pass (invariant 6). */
-static void u64_lsd_hist(const uint64_t *a, size_t n, unsigned level,
-			 const unsigned *sh, uint32_t (*c)[RADIX])
-{
-	unsigned nd = WORD_DIGITS - level, d;
-	size_t i;
-
-	memset(c, 0, nd * sizeof(*c));
-	for (i = 0; i < n; i++) {
-		uint64_t k = a[i];
-
-		for (d = 0; d < nd; d++)
-			c[d][(k >> sh[d]) & RMASK]++;
-	}
-}
-
-/* Leaf: LSD passes over digits level.. of an in-cache bucket. */
-static void u64_lsd(uint64_t *src, uint64_t *oth, size_t n, unsigned level,
-		    bool to_oth, struct radix_scratch *s)
-{
-	unsigned nd = WORD_DIGITS - level, d, sh[WORD_DIGITS];
-	uint32_t (*c)[RADIX] = s->lsd;
-	uint64_t *x = src, *y = oth, *t;
-	size_t i;
-
-	for (d = 0; d < nd; d++)
-		sh[d] = word_shift(level + d);
-	u64_lsd_hist(src, n, level, sh, c);
-	for (d = nd; d-- > 0;) {
-		if (!prefix_sums32(c[d], n))
-			continue;
-		for (i = 0; i < n; i++)
-			y[c[d][(x[i] >> sh[d]) & RMASK]++] = x[i];
-		t = x;
-		x = y;
-		y = t;
-	}
-	if ((x == oth) != to_oth)
-		memcpy(y, x, n * sizeof(*x));
-}
-
-/*
- * One read pass over a large bucket (invariant 2): the bits that differ
- * between any two keys (OR ^ AND of all keys), and whether the keys are
- * already ascending (1) or descending (-1), else 0.
- */
-static uint64_t u64_survey(const uint64_t *a, size_t n, int *order)
-{
-	uint64_t o = a[0], x = a[0];
-	bool up = true, down = true;
-	size_t i;
-
-	for (i = 1; i < n; i++) {
-		o |= a[i];
-		x &= a[i];
-		up &= a[i - 1] <= a[i];
-		down &= a[i - 1] >= a[i];
-	}
-	*order = up ? 1 : down ? -1 : 0;
-	return o ^ x;
 }
 
 static void u64_reverse(uint64_t *a, size_t n)
@@ -264,66 +220,109 @@ static void u64_reverse(uint64_t *a, size_t n)
 	}
 }
 
-/* Skip the digits no key differs in; returns the first level that
- * needs sorting, or WORD_DIGITS when @src is already done (reversed in
- * place when it was descending: equal u64 keys cannot be told apart). */
-static unsigned u64_first_level(uint64_t *src, size_t n, unsigned level)
+/*
+ * One read pass over a large bucket (invariant 2): its least and
+ * greatest key become the new base and top; an ascending bucket is
+ * done, a descending one is reversed in place and done (equal u64 keys
+ * cannot be told apart).  Returns false when nothing is left to sort.
+ */
+static bool u64_survey(uint64_t *a, size_t n, struct u64_range *r)
 {
-	int order;
-	uint64_t diff = u64_survey(src, n, &order);
+	uint64_t lo = a[0], hi = a[0];
+	bool up = true, down = true;
+	size_t i;
 
-	if (order) {
-		if (order < 0)
-			u64_reverse(src, n);
-		return WORD_DIGITS;
+	for (i = 1; i < n; i++) {
+		uint64_t x = a[i];
+
+		lo = x < lo ? x : lo;
+		hi = x > hi ? x : hi;
+		up &= a[i - 1] <= x;
+		down &= a[i - 1] >= x;
 	}
-	while (level < WORD_DIGITS && !((diff >> word_shift(level)) & RMASK))
-		level++;
-	return level;
+	if (up || down) {
+		if (!up)
+			u64_reverse(a, n);
+		return false;
+	}
+	r->base = lo;
+	r->top = 64 - (unsigned)__builtin_clzll(hi - lo);	/* hi > lo here */
+	return true;
+}
+
+/* Digit width for @n keys: about log2(n) below RBITS, so that the
+ * buckets of a small array hold one or two keys each. */
+static unsigned u64_bits(size_t n, unsigned top)
+{
+	unsigned bits = n >= RADIX ? RBITS : 64 - (unsigned)__builtin_clzll(n);
+
+	if (bits < 3)
+		bits = 3;
+	return bits < top ? bits : top;
 }
 
 /* Invariant (3): result in oth when to_oth, else in src. */
-static void u64_sort(uint64_t *src, uint64_t *oth, size_t n, unsigned level,
+static void u64_sort(uint64_t *src, uint64_t *oth, size_t n, struct u64_range r,
 		     bool to_oth, struct radix_scratch *s)
 {
-	size_t i, j;
-	unsigned shift, b;
+	size_t end[RADIX], b0, c, run;
+	unsigned bits = 0, shift = 0, mask = 0, b;
+	bool live = n > 1 && r.top > 0, small = false;
 
-	if (n > SURVEY_N)
-		level = u64_first_level(src, n, level);
-	for (; level < WORD_DIGITS && n > SMALL_N; level++) {
-		u64_hist(src, n, level, s);
-		if (prefix_sums(s->cnt, n))
+	if (live && n > SURVEY_N)
+		live = u64_survey(src, n, &r);
+	while (live && n > SMALL_N) {
+		bits = u64_bits(n, r.top);
+		shift = r.top - bits;
+		mask = (1u << bits) - 1;
+		u64_hist(src, n, r.base, shift, mask, s);
+		if (prefix_sums(s->cnt, mask + 1, n))
 			break;
+		r.top = shift;		/* one digit value: nothing to move */
+		live = r.top > 0;
 	}
-	if (level >= WORD_DIGITS || n <= SMALL_N) {
-		if (to_oth) {
+	if (!live || n <= SMALL_N) {
+		if (to_oth)
 			memcpy(oth, src, n * sizeof(*src));
-			src = oth;
+		if (live)
+			u64_insertion(to_oth ? oth : src, n);
+		return;
+	}
+	u64_scatter(src, oth, n, r.base, shift, mask, s->cnt);
+	memcpy(end, s->cnt, (mask + 1) * sizeof(end[0]));
+	r.top = shift;
+	for (b = 0, b0 = 0, run = 0; b <= mask; b0 = end[b], b++) {
+		c = end[b] - b0;
+		if (c <= SMALL_N) {
+			small |= c > 1;
+			continue;
 		}
-		if (level < WORD_DIGITS)
-			u64_insertion(src, n);
-		return;
+		/* small buckets [run, b0) are finished below, in place */
+		if (!to_oth)
+			memcpy(src + run, oth + run, (b0 - run) * sizeof(*src));
+		u64_sort(oth + b0, src + b0, c, r, !to_oth, s);
+		run = end[b];
 	}
-	if (n <= LSD_N && level > 0) {
-		u64_lsd(src, oth, n, level, to_oth, s);
-		return;
-	}
-	shift = word_shift(level);
-	u64_scatter(src, oth, n, shift, s->cnt);
-	for (i = 0; i < n; i = j) {
-		b = (oth[i] >> shift) & RMASK;
-		for (j = i + 1; j < n && ((oth[j] >> shift) & RMASK) == b; j++)
-			;
-		u64_sort(oth + i, src + i, j - i, level + 1, !to_oth, s);
-	}
+	if (!to_oth)
+		memcpy(src + run, oth + run, (n - run) * sizeof(*src));
+	/* the small buckets in one pass: keys never cross a bucket bound,
+	 * so this costs n plus the inversions inside small buckets */
+	if (small)
+		u64_insertion(to_oth ? oth : src, n);
 }
 
 void pems_radix_sort_u64(uint64_t *a, uint64_t *tmp, size_t n)
 {
 	struct radix_scratch s;
 
-	u64_sort(a, tmp, n, 0, false, &s);
+	u64_sort(a, tmp, n, (struct u64_range){ 0, 64 }, false, &s);
+}
+
+void pems_radix_sort_u64_to(uint64_t *src, uint64_t *dst, size_t n)
+{
+	struct radix_scratch s;
+
+	u64_sort(src, dst, n, (struct u64_range){ 0, 64 }, true, &s);
 }
 
 /* ---- rec100 items ---- */
@@ -428,7 +427,7 @@ static bool item_sort(struct item *src, struct item *oth, size_t n,
 		level = item_first_level(src, n, level);
 	for (; level < ITEM_DIGITS && n > SMALL_N; level++) {
 		item_hist(src, n, level, s);
-		if (prefix_sums(s->cnt, n))
+		if (prefix_sums(s->cnt, RADIX, n))
 			break;
 	}
 	if (level >= ITEM_DIGITS || n <= SMALL_N) {
@@ -500,14 +499,16 @@ static void gather(const uint8_t *recs, uint8_t *tmp, const struct item *it,
 	}
 }
 
-void pems_radix_sort_rec100(uint8_t *recs, uint8_t *tmp, size_t n)
+/* Sort the records at @recs into @tmp (invariant 5); false when they
+ * were in order already and nothing was written. */
+static bool rec100_sort(const uint8_t *recs, uint8_t *tmp, size_t n)
 {
 	struct radix_scratch s;
 	uintptr_t end, at;
 	struct item *a, *b;
 
 	if (n < 2)
-		return;
+		return false;
 	/* a: the last 16n bytes of tmp, 16-byte aligned; b: just below */
 	end = (uintptr_t)(tmp + n * REC);
 	at = (end - n * sizeof(struct item)) & ~(uintptr_t)15;
@@ -515,7 +516,64 @@ void pems_radix_sort_rec100(uint8_t *recs, uint8_t *tmp, size_t n)
 	b = (struct item *)(at - n * sizeof(struct item));
 	extract_items(recs, a, n);
 	if (item_sort(a, b, n, 0, false, &s))
-		return;		/* already in order: records stay */
+		return false;
 	gather(recs, tmp, a, n);
-	memcpy(recs, tmp, n * REC);
+	return true;
+}
+
+void pems_radix_sort_rec100(uint8_t *recs, uint8_t *tmp, size_t n)
+{
+	if (rec100_sort(recs, tmp, n))
+		memcpy(recs, tmp, n * REC);
+}
+
+void pems_radix_sort_rec100_to(const uint8_t *src, uint8_t *dst, size_t n)
+{
+	if (!rec100_sort(src, dst, n))
+		memcpy(dst, src, n * REC);
+}
+
+/*
+ * Streaming form (invariant 7): the items at @scratch are sorted, then
+ * compacted into the uint32 input indices: index j is written at byte 4j
+ * after item j (at byte 16j) was read, so it never overwrites an item
+ * still to be read.
+ */
+const uint32_t *pems_rec100_order(const uint8_t *recs, size_t n, void *scratch)
+{
+	struct radix_scratch s;
+	uintptr_t at = ((uintptr_t)scratch + 15) & ~(uintptr_t)15;
+	struct item *a = (struct item *)at, *b = a + n;
+	uint32_t *order = (uint32_t *)at;
+	size_t j;
+
+	if (n < 2)
+		return NULL;
+	extract_items(recs, a, n);
+	if (item_sort(a, b, n, 0, false, &s))
+		return NULL;
+	for (j = 0; j < n; j++)
+		order[j] = (uint32_t)item_index(&a[j]);
+	return order;
+}
+
+void pems_rec100_gather(const uint8_t *recs, const uint32_t *order, size_t from,
+			size_t cnt, uint8_t *out)
+{
+	size_t j, end = from + cnt;
+
+	if (!order) {
+		memcpy(out, recs + from * REC, cnt * REC);
+		return;
+	}
+	for (j = from; j < end; j++) {
+		if (j + GATHER_AHEAD < end) {
+			const uint8_t *p = recs + (size_t)order[j + GATHER_AHEAD] * REC;
+
+			__builtin_prefetch(p);
+			__builtin_prefetch(p + REC - 1);
+		}
+		memcpy(out, recs + (size_t)order[j] * REC, REC);
+		out += REC;
+	}
 }

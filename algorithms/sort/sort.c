@@ -6,13 +6,16 @@
  *                 them at VP 0
  *   1  splitters: VP 0 sorts the samples, picks v-1 splitters; broadcast
  *   2  partition: read the slice straight into context memory, assign
- *                 each record a bucket, scatter by bucket, post the
+ *                 each record a bucket, put the slice in bucket order in
+ *                 place (a stable permutation, no second copy), post the
  *                 buckets with pems_exchange (data copied to the message
  *                 store), FREE the slice so the context written back is
  *                 tiny, allreduce the bucket sizes
  *   3  sort:      the exchange arrived directly in a context buffer (in
  *                 source order); radix sort it and write it at its final
- *                 offset in the output
+ *                 offset in the output (u64: sorted into a second buffer;
+ *                 rec100: only 32-byte sort items, then the records are
+ *                 gathered and written 8 MiB at a time)
  * Disk traffic: read N (2) + write N, read N (message store) + write N
  * (3) = 4N, the bound of a two-pass external merge sort.
  *
@@ -20,6 +23,9 @@
  * across buckets instead of overloading one VP, and -- the local sort
  * being stable and buckets arriving in source order -- the output is the
  * stable sort of the input, byte-identical for every v, k and backend.
+ *
+ * Profiling knob: PEMS_SORT_TRACE=1 prints the plan (v, k, mu, message
+ * memory) and the time the VPs spent in each phase, summed over VPs.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -45,6 +51,12 @@ struct skey {			/* a sample / splitter */
 	uint64_t idx;		/* global record index: the tie-break */
 };
 
+/* phases timed inside the VPs (summed over VPs) with PEMS_SORT_TRACE=1 */
+enum { PH_READ, PH_CLASSIFY, PH_SCATTER, PH_EXCHANGE, PH_SORT, PH_WRITE, NPHASES };
+static const char *const phase_name[NPHASES] = {
+	"read slice", "classify", "scatter", "exchange", "local sort", "write output"
+};
+
 struct sort_ctx {
 	const struct pems_sort_job *job;
 	size_t rec;		/* bytes per record */
@@ -52,11 +64,33 @@ struct sort_ctx {
 	int in, out;		/* pems_file handles */
 	unsigned v;
 	atomic_uint_fast64_t done[2];	/* bytes partitioned, written */
+	atomic_uint_fast64_t ns[NPHASES];	/* PEMS_SORT_TRACE: time per phase */
+	bool trace;
 	atomic_int failed;
 	char errmsg[256];
 };
 
 static struct sort_ctx S;
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Charge the time since *t to @phase; *t becomes now. */
+static void lap(int phase, uint64_t *t)
+{
+	uint64_t n;
+
+	if (!S.trace)
+		return;
+	n = now_ns();
+	atomic_fetch_add(&S.ns[phase], n - *t);
+	*t = n;
+}
 
 static uint64_t be64(const uint8_t *p)
 {
@@ -247,23 +281,67 @@ static unsigned classify(const struct classifier *c, const struct skey *k)
 	return search(c->spl, k, cell[0], cell[1]);
 }
 
-/* superstep 2: read the slice, scatter it by bucket, post the exchange */
+/*
+ * Put the @n records of @data into bucket order in place, stably (the
+ * output must be the stable sort): bucket numbers become destinations by
+ * counting, then each cycle of that permutation is followed, every swap
+ * moving one record to its final place.  Each record moves once, and no
+ * second slice-sized buffer is needed (half the memory, and half the
+ * fresh pages, of a scatter copy).
+ */
+static void permute(uint8_t *data, uint32_t *bk, size_t n, const uint64_t *counts,
+		    size_t *next)
+{
+	size_t b, i, j, sum = 0;
+	uint8_t t[100];
+
+	for (b = 0; b < S.v; b++) {
+		next[b] = sum;
+		sum += counts[b];
+	}
+	for (i = 0; i < n; i++)
+		bk[i] = (uint32_t)next[bk[i]]++;
+	for (i = 0; i < n; i++) {
+		while ((j = bk[i]) != i) {
+			bk[i] = bk[j];
+			bk[j] = (uint32_t)j;
+			if (S.rec == 8) {
+				uint64_t x, y;
+
+				memcpy(&x, data + i * 8, 8);
+				memcpy(&y, data + j * 8, 8);
+				memcpy(data + i * 8, &y, 8);
+				memcpy(data + j * 8, &x, 8);
+			} else {
+				memcpy(t, data + i * 100, 100);
+				memcpy(data + i * 100, data + j * 100, 100);
+				memcpy(data + j * 100, t, 100);
+			}
+		}
+	}
+}
+
+/* superstep 2: read the slice, order it by bucket, post the exchange */
 static void partition(unsigned pid, const struct skey *spl, uint64_t *counts,
 		      void **recv, size_t *recvbytes)
 {
 	uint64_t lo = slice_lo(pid), n = slice_lo(pid + 1) - lo;
-	uint64_t off = lo * S.rec, a0 = off & ~(uint64_t)(PAGE - 1);
+	uint64_t off = lo * S.rec, a0 = off & ~(uint64_t)(PAGE - 1), t = now_ns();
 	size_t bytes = n * S.rec, head = off - a0, i;
-	uint8_t *buf = pems_malloc(head + bytes + PAGE), *data = buf + head, *out;
+	uint8_t *buf = pems_malloc(head + bytes + PAGE), *data = buf + head;
+	size_t *next = pems_malloc(S.v * sizeof(*next));
+	size_t *sendcounts = pems_malloc(S.v * sizeof(*sendcounts));
 	uint32_t *bk;
-	size_t *pos, *sendcounts;
 	struct classifier cls;
 	long long rc;
 
+	if (n > UINT32_MAX)	/* bucket numbers and sort items hold 32-bit indices */
+		fail("a VP's slice holds 2^32 records or more (raise --procs)", -EFBIG);
 	memset(counts, 0, S.v * sizeof(*counts));
 	rc = pems_file_read(S.in, buf, head + bytes, a0);
 	if (rc != (long long)(head + bytes))
 		fail("reading the input", rc);
+	lap(PH_READ, &t);
 	atomic_fetch_add(&S.done[0], bytes / 2);
 	bk = pems_malloc(n * sizeof(*bk) + 1);
 	classifier_init(&cls, spl);
@@ -274,44 +352,70 @@ static void partition(unsigned pid, const struct skey *spl, uint64_t *counts,
 		counts[bk[i]]++;
 	}
 	pems_free(cls.cell);
-	pos = pems_malloc(S.v * sizeof(*pos));
-	sendcounts = pems_malloc(S.v * sizeof(*sendcounts));
-	for (i = 0, pos[0] = 0; i < S.v; i++) {
-		sendcounts[i] = counts[i] * S.rec;
-		if (i)
-			pos[i] = pos[i - 1] + sendcounts[i - 1];
-	}
-	out = pems_malloc(bytes + 1);
-	if (S.rec == 8) {
-		const uint64_t *src = (const uint64_t *)(uintptr_t)data;
-
-		for (i = 0; i < n; i++) {
-			memcpy(out + pos[bk[i]], &src[i], 8);
-			pos[bk[i]] += 8;
-		}
-	} else {
-		for (i = 0; i < n; i++) {
-			memcpy(out + pos[bk[i]], data + i * 100, 100);
-			pos[bk[i]] += 100;
-		}
-	}
+	lap(PH_CLASSIFY, &t);
+	permute(data, bk, n, counts, next);
 	pems_free(bk);
-	pems_free(buf);
-	pems_exchange(out, sendcounts, recv, recvbytes, NULL);
+	for (i = 0; i < S.v; i++)
+		sendcounts[i] = counts[i] * S.rec;
+	lap(PH_SCATTER, &t);
+	pems_exchange(data, sendcounts, recv, recvbytes, NULL);
 	/* the data is in the message store now: free it before the sync so
 	 * that the context written back is a few pages, not the slice */
-	pems_free(out);
 	pems_free(sendcounts);
-	pems_free(pos);
+	pems_free(next);
+	pems_free(buf);
+	lap(PH_EXCHANGE, &t);
 	atomic_fetch_add(&S.done[0], bytes - bytes / 2);
+}
+
+/*
+ * rec100 output without a second bucket-sized buffer: the sort order is
+ * computed on 16-byte items, then the records are gathered PIECE bytes at
+ * a time into one buffer whose start maps to a page-aligned file offset
+ * (so each piece's interior goes O_DIRECT) and written; the bytes of the
+ * record that crosses the end of a piece move to the front for the next.
+ */
+#define PIECE (8u << 20)
+
+static void write_rec100(const uint8_t *recv, size_t n, uint64_t off, uint64_t *t)
+{
+	uint8_t *items = pems_malloc(n * 32 + 16 + 1);
+	uint8_t *raw = pems_malloc(PIECE + 100 + PAGE);
+	uint8_t *piece = (uint8_t *)(((uintptr_t)raw + PAGE - 1) & ~(uintptr_t)(PAGE - 1));
+	const uint32_t *order = pems_rec100_order(recv, n, items);
+	uint64_t a0 = off & ~(uint64_t)(PAGE - 1);
+	size_t fill = off - a0, start = fill, j = 0, take, upto;
+	long long rc;
+
+	lap(PH_SORT, t);
+	while (j < n) {
+		take = (PIECE + 100 - fill) / 100;
+		if (take > n - j)
+			take = n - j;
+		pems_rec100_gather(recv, order, j, take, piece + fill);
+		fill += take * 100;
+		j += take;
+		if (fill < PIECE && j < n)
+			continue;
+		upto = j == n ? fill : PIECE;
+		rc = pems_file_write(S.out, piece + start, upto - start, a0 + start);
+		if (rc != (long long)(upto - start))
+			fail("writing the output", rc);
+		memmove(piece, piece + upto, fill - upto);
+		a0 += upto;
+		fill -= upto;
+		start = 0;
+	}
+	pems_free(raw);
+	pems_free(items);
 }
 
 /* superstep 3: sort the bucket and write it at its offset */
 static void sort_and_write(unsigned pid, uint8_t *recv, size_t bytes,
 			   const uint64_t *totals)
 {
-	uint64_t first = 0, off;
-	size_t n = bytes / S.rec, shift;
+	uint64_t first = 0, off, t = now_ns();
+	size_t n = bytes / S.rec;
 	uint8_t *tmp, *data;
 	long long rc;
 	unsigned i;
@@ -319,21 +423,24 @@ static void sort_and_write(unsigned pid, uint8_t *recv, size_t bytes,
 	for (i = 0; i < pid; i++)
 		first += totals[i];
 	off = first * S.rec;
-	/* place the result so that buffer and file offset share their page
-	 * alignment: the interior of the write then goes O_DIRECT */
-	shift = off % PAGE;
-	tmp = pems_malloc(bytes + PAGE + 1);
-	data = tmp + shift;
-	memcpy(data, recv, bytes);
-	if (S.rec == 8)
-		pems_radix_sort_u64((uint64_t *)data, (uint64_t *)recv, n);
-	else
-		pems_radix_sort_rec100(data, recv, n);
-	pems_free(recv);
-	rc = pems_file_write(S.out, data, bytes, off);
-	if (rc != (long long)bytes)
-		fail("writing the output", rc);
-	pems_free(tmp);
+	if (S.rec == 100) {
+		write_rec100(recv, n, off, &t);
+		pems_free(recv);
+	} else {
+		/* place the result so that buffer and file offset share their
+		 * page alignment: the interior of the write then goes O_DIRECT */
+		tmp = pems_malloc(bytes + PAGE + 1);
+		data = tmp + off % PAGE;
+		/* sorted straight from the received buffer into the output one */
+		pems_radix_sort_u64_to((uint64_t *)recv, (uint64_t *)data, n);
+		pems_free(recv);
+		lap(PH_SORT, &t);
+		rc = pems_file_write(S.out, data, bytes, off);
+		if (rc != (long long)bytes)
+			fail("writing the output", rc);
+		pems_free(tmp);
+	}
+	lap(PH_WRITE, &t);
 	atomic_fetch_add(&S.done[1], bytes);
 }
 
@@ -371,8 +478,12 @@ static void sort_spmd(void *arg)
 
 /*
  * Memory plan (bytes, per rank), for v VPs and message chunks of C bytes:
- *   k * mu           the VPs computing: mu = 2.6 * N/v (slice + scratch +
- *                    bucket imbalance) + 2 MiB (stack, tables)
+ *   k * mu           the VPs computing: mu = the larger of superstep 2
+ *                    (the slice, 4 bytes a record of bucket numbers) and
+ *                    superstep 3 (the bucket, up to 1.3 N/v with the
+ *                    sampling's imbalance, and u64: a second copy for the
+ *                    radix sort; rec100: 32 bytes a record of sort items
+ *                    and one output piece), + 2 MiB (stack, tables)
  *   (2kv + 8k) * C   message buffers (pems/msg.c invariant 5)
  * The first falls with v, the second grows with it; take the v that
  * minimises the sum, for the largest C <= 1 MiB that fits -- message
@@ -382,14 +493,47 @@ static uint64_t mu_for(uint64_t bytes, unsigned v)
 {
 	uint64_t tables = (uint64_t)v * (sizeof(struct skey) + 48) +
 			  (uint64_t)v * sizeof(struct sample_msg) * 2;
+	uint64_t slice = bytes / v, part, sort;
 
-	return (bytes / v) * 26 / 10 + tables + (2u << 20);
+	part = slice + slice / S.rec * 4;
+	if (S.rec == 8)
+		sort = slice * 26 / 10;
+	else
+		sort = slice * 13 / 10 * 132 / 100 + PIECE + PAGE;
+	return (part > sort ? part : sort) + tables + (2u << 20);
+}
+
+/*
+ * Workers beyond the cores.  A VP blocks its worker while it reads its
+ * slice, while its bucket is delivered and while it writes its sorted
+ * range; an extra worker keeps the cores sorting meanwhile.  Taken only
+ * when --mem allows it with message chunks of at least MIN_CHUNK.
+ */
+#define EXTRA_WORKERS 1
+#define MIN_CHUNK (256u << 10)
+
+static bool extra_workers(struct pems_config *cfg, uint64_t bytes)
+{
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	struct pems_config t = *cfg;
+	uint64_t chunks;
+
+	if (cfg->threads || pems_nranks() > 1)
+		return false;
+	t.threads = (cores > 0 ? (unsigned)cores : 1) + EXTRA_WORKERS;
+	if (pems_plan_quiet(&t, bytes, mu_for))
+		return false;
+	chunks = 2ull * t.threads * t.procs + 8ull * t.threads;
+	if (t.msg_mem / chunks < MIN_CHUNK)
+		return false;
+	*cfg = t;
+	return true;
 }
 
 static int plan(struct pems_config *cfg, uint64_t bytes)
 {
 	unsigned k, best_v;
-	int rc = pems_plan(cfg, bytes, "sort", mu_for);
+	int rc = extra_workers(cfg, bytes) ? 0 : pems_plan(cfg, bytes, "sort", mu_for);
 
 	if (rc)
 		return rc;
@@ -498,6 +642,9 @@ static int run(const struct pems_sort_job *job, const char *tmp_path)
 		pthread_join(th, NULL);
 	if (!rc && job->progress)
 		job->progress("done", S.n * S.rec, S.n * S.rec, job->progress_arg);
+	for (int i = 0; S.trace && i < NPHASES; i++)
+		fprintf(stderr, "pems: sort trace: %-13s %8.3f s (sum over VPs)\n", phase_name[i],
+			(double)atomic_load(&S.ns[i]) / 1e9);
 	(void)tmp_path;
 	return rc;
 }
@@ -537,6 +684,11 @@ int pems_sort(const struct pems_sort_job *job)
 	if (rc)
 		return rc;
 	S.v = cfg.procs;
+	S.trace = getenv("PEMS_SORT_TRACE") && atoi(getenv("PEMS_SORT_TRACE")) > 0;
+	if (S.trace)
+		fprintf(stderr, "pems: sort trace: v=%u k=%u mu=%zu MiB msg_mem=%zu MiB chunk=%zu KiB\n",
+			cfg.procs, cfg.threads, cfg.mu >> 20, cfg.msg_mem >> 20,
+			(size_t)(cfg.msg_mem / (2ull * cfg.threads * cfg.procs + 8ull * cfg.threads)) >> 10);
 	S.in = pems_file_open(job->in, O_RDONLY, 0);
 	if (S.in < 0) {
 		fprintf(stderr, "pems: error: sort: %s: %s\n", job->in, strerror(-S.in));
