@@ -54,7 +54,7 @@
 #define WORD_DIGITS ((64 + RBITS - 1) / RBITS)
 #define TAIL_DIGITS ((16 + RBITS - 1) / RBITS)
 #define ITEM_DIGITS (WORD_DIGITS + TAIL_DIGITS)
-#define SMALL_N 32
+#define SMALL_N 16
 /* below this a bucket is counted with one histogram, else with four */
 #define WIDE_HIST_N 4096
 #define HIST_CHUNK ((size_t)1 << 30)

@@ -6,8 +6,8 @@
  *                 them at VP 0
  *   1  splitters: VP 0 sorts the samples, picks v-1 splitters; broadcast
  *   2  partition: read the slice straight into context memory, assign
- *                 each record a bucket, put the slice in bucket order in
- *                 place (a stable permutation, no second copy), post the
+ *                 each record a bucket, put the slice in bucket order
+ *                 (u64: in place; rec100: stable scatter copy), post the
  *                 buckets with pems_exchange (data copied to the message
  *                 store), FREE the slice so the context written back is
  *                 tiny, allreduce the bucket sizes
@@ -282,43 +282,63 @@ static unsigned classify(const struct classifier *c, const struct skey *k)
 }
 
 /*
- * Put the @n records of @data into bucket order in place, stably (the
- * output must be the stable sort): bucket numbers become destinations by
- * counting, then each cycle of that permutation is followed, every swap
- * moving one record to its final place.  Each record moves once, and no
- * second slice-sized buffer is needed (half the memory, and half the
- * fresh pages, of a scatter copy).
+ * Put the @n records of @data into bucket order; returns where they are.
+ * @next and @end are scratch of v entries.
+ *
+ * u64: in place, with American flag sort's permutation -- swap each key
+ * into the fill position of its bucket.  The positions touched are v
+ * sequential streams, so it runs at memory speed, and no second
+ * slice-sized buffer is needed (half the memory and half the fresh pages
+ * of a scatter copy).  It is not stable, which equal u64 keys (identical
+ * bytes) cannot show.
+ *
+ * rec100 must stay stable (the output is the stable sort): a counting
+ * scatter into a second buffer.  (A stable in-place permutation that
+ * follows the cycles of the destinations cost about 1 s more CPU per GiB
+ * in one measurement on a loaded machine: it chases one random record
+ * after another, a cache miss each.)
  */
-static void permute(uint8_t *data, uint32_t *bk, size_t n, const uint64_t *counts,
-		    size_t *next)
+static void permute_u64(uint64_t *data, uint32_t *bk, size_t *next, const size_t *end)
 {
-	size_t b, i, j, sum = 0;
-	uint8_t t[100];
+	size_t b, i, j;
+	uint32_t d;
+	uint64_t x;
+
+	for (b = 0; b < S.v; b++) {
+		for (i = next[b]; i < end[b]; i = next[b]) {
+			d = bk[i];
+			if (d == b) {
+				next[b]++;
+				continue;
+			}
+			j = next[d]++;
+			x = data[i];
+			data[i] = data[j];
+			data[j] = x;
+			bk[i] = bk[j];
+		}
+	}
+}
+
+static uint8_t *by_bucket(uint8_t *data, uint32_t *bk, size_t n,
+			  const uint64_t *counts, size_t *next, size_t *end)
+{
+	size_t b, i, sum = 0;
+	uint8_t *out;
 
 	for (b = 0; b < S.v; b++) {
 		next[b] = sum;
 		sum += counts[b];
+		end[b] = sum;
 	}
+	if (S.rec == 8) {
+		permute_u64((uint64_t *)(uintptr_t)data, bk, next, end);
+		return data;
+	}
+	out = pems_malloc(n * 100 + 1);
 	for (i = 0; i < n; i++)
-		bk[i] = (uint32_t)next[bk[i]]++;
-	for (i = 0; i < n; i++) {
-		while ((j = bk[i]) != i) {
-			bk[i] = bk[j];
-			bk[j] = (uint32_t)j;
-			if (S.rec == 8) {
-				uint64_t x, y;
-
-				memcpy(&x, data + i * 8, 8);
-				memcpy(&y, data + j * 8, 8);
-				memcpy(data + i * 8, &y, 8);
-				memcpy(data + j * 8, &x, 8);
-			} else {
-				memcpy(t, data + i * 100, 100);
-				memcpy(data + i * 100, data + j * 100, 100);
-				memcpy(data + j * 100, t, 100);
-			}
-		}
-	}
+		memcpy(out + next[bk[i]]++ * 100, data + i * 100, 100);
+	return out;
 }
 
 /* superstep 2: read the slice, order it by bucket, post the exchange */
@@ -328,8 +348,9 @@ static void partition(unsigned pid, const struct skey *spl, uint64_t *counts,
 	uint64_t lo = slice_lo(pid), n = slice_lo(pid + 1) - lo;
 	uint64_t off = lo * S.rec, a0 = off & ~(uint64_t)(PAGE - 1), t = now_ns();
 	size_t bytes = n * S.rec, head = off - a0, i;
-	uint8_t *buf = pems_malloc(head + bytes + PAGE), *data = buf + head;
+	uint8_t *buf = pems_malloc(head + bytes + PAGE), *data = buf + head, *send;
 	size_t *next = pems_malloc(S.v * sizeof(*next));
+	size_t *end = pems_malloc(S.v * sizeof(*end));
 	size_t *sendcounts = pems_malloc(S.v * sizeof(*sendcounts));
 	uint32_t *bk;
 	struct classifier cls;
@@ -353,15 +374,18 @@ static void partition(unsigned pid, const struct skey *spl, uint64_t *counts,
 	}
 	pems_free(cls.cell);
 	lap(PH_CLASSIFY, &t);
-	permute(data, bk, n, counts, next);
-	pems_free(bk);
+	send = by_bucket(data, bk, n, counts, next, end);
 	for (i = 0; i < S.v; i++)
 		sendcounts[i] = counts[i] * S.rec;
 	lap(PH_SCATTER, &t);
-	pems_exchange(data, sendcounts, recv, recvbytes, NULL);
+	pems_exchange(send, sendcounts, recv, recvbytes, NULL);
 	/* the data is in the message store now: free it before the sync so
 	 * that the context written back is a few pages, not the slice */
+	if (send != data)
+		pems_free(send);
+	pems_free(bk);
 	pems_free(sendcounts);
+	pems_free(end);
 	pems_free(next);
 	pems_free(buf);
 	lap(PH_EXCHANGE, &t);
@@ -479,7 +503,8 @@ static void sort_spmd(void *arg)
 /*
  * Memory plan (bytes, per rank), for v VPs and message chunks of C bytes:
  *   k * mu           the VPs computing: mu = the larger of superstep 2
- *                    (the slice, 4 bytes a record of bucket numbers) and
+ *                    (the slice, rec100: a second copy of it, and 4
+ *                    bytes a record of bucket numbers) and
  *                    superstep 3 (the bucket, up to 1.3 N/v with the
  *                    sampling's imbalance, and u64: a second copy for the
  *                    radix sort; rec100: 32 bytes a record of sort items
@@ -495,7 +520,7 @@ static uint64_t mu_for(uint64_t bytes, unsigned v)
 			  (uint64_t)v * sizeof(struct sample_msg) * 2;
 	uint64_t slice = bytes / v, part, sort;
 
-	part = slice + slice / S.rec * 4;
+	part = slice * (S.rec == 8 ? 1 : 2) + slice / S.rec * 4;
 	if (S.rec == 8)
 		sort = slice * 26 / 10;
 	else
@@ -642,7 +667,7 @@ static int run(const struct pems_sort_job *job, const char *tmp_path)
 		pthread_join(th, NULL);
 	if (!rc && job->progress)
 		job->progress("done", S.n * S.rec, S.n * S.rec, job->progress_arg);
-	for (int i = 0; S.trace && i < NPHASES; i++)
+	for (int i = 0; S.trace && !rc && i < NPHASES; i++)
 		fprintf(stderr, "pems: sort trace: %-13s %8.3f s (sum over VPs)\n", phase_name[i],
 			(double)atomic_load(&S.ns[i]) / 1e9);
 	(void)tmp_path;
