@@ -33,6 +33,10 @@ export PEMS_BUILD=$BUILD
 export PEMS_RUN=$BUILD/pems-run
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export CK_DEFAULT_TIMEOUT=${CK_DEFAULT_TIMEOUT:-300}
+# Test cases with their own Check timeouts (check_io: 60 s) only guard
+# against hangs; a machine loaded 20-fold (seen while several builds ran)
+# stretched a signal-storm case past 60 s, so give them room.
+export CK_TIMEOUT_MULTIPLIER=${CK_TIMEOUT_MULTIPLIER:-5}
 # Sanitizer defaults (harmless for unsanitized builds); the caller's win.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
