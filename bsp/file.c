@@ -92,8 +92,8 @@ static long long buffered(int fd, enum pems_io_op op, char *buf, size_t len, uin
 
 	while (done < len) {
 		ssize_t n = op == PEMS_IO_READ ?
-			    pread(fd, buf + done, len - done, (off_t)(off + done)) :
-			    pwrite(fd, buf + done, len - done, (off_t)(off + done));
+			    pems_io_pread(fd, buf + done, len - done, off + done) :
+			    pems_io_pwrite(fd, buf + done, len - done, off + done);
 
 		if (n < 0 && errno == EINTR)
 			continue;

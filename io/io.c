@@ -289,6 +289,9 @@ int pems_io_create(struct pems_io **iop, enum pems_io_backend backend,
 	io->ops = backend_ops[backend];
 	io->backend = backend;
 	io->qdepth = qdepth;
+	ret = pems_io__fault_wrap(io);	/* tests only: PEMS_IO_FAULT */
+	if (ret < 0)
+		goto out_free;
 	ret = io->ops->init(io);
 	if (ret < 0)
 		goto out_free;

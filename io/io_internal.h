@@ -57,11 +57,20 @@ struct pems_io {
 	struct pems_io_req *rw_req;	/* pems_io_rw()'s, kept off done */
 	bool rw_done;
 	void *priv;			/* backend state */
+	/* PEMS_IO_FAULT only (io_fault.c): the wrapped backend, and the
+	 * request cut short whose rest makes no progress */
+	const struct pems_io_ops *fault_inner;
+	struct pems_io_req *fault_short;
 };
 
 extern const struct pems_io_ops pems_io_uring_ops;
 extern const struct pems_io_ops pems_io_aio_ops;
 extern const struct pems_io_ops pems_io_sync_ops;
+
+/* With PEMS_IO_FAULT set, wrap io->ops in the fault injector
+ * (io_fault.c); otherwise leave them.  Returns 0, or -EINVAL if the
+ * variable is malformed. */
+int pems_io__fault_wrap(struct pems_io *io);
 
 /* Called by a backend for every finished piece; @res is the kernel's
  * result (bytes or -errno), passed through unchanged. */

@@ -52,7 +52,8 @@ struct pems_io;	/* opaque */
  * available on this kernel, e.g. io_uring disabled; otherwise the
  * kernel's own error, e.g. -EPERM, -ENOMEM, -EAGAIN for aio-max-nr).
  * PEMS_IO_NO_URING set in the environment makes PEMS_IO_URING fail with
- * -ENOSYS, to test callers' fall-back. */
+ * -ENOSYS, to test callers' fall-back.  PEMS_IO_FAULT set wraps the
+ * backend in the fault injector of io_fault.c (-EINVAL if malformed). */
 int pems_io_create(struct pems_io **io, enum pems_io_backend backend,
 		   unsigned qdepth);
 /* Wait for requests in flight, then free the engine.  NULL is a no-op. */
@@ -101,5 +102,13 @@ const char *pems_io_backend_name(enum pems_io_backend backend);
 /* Allocate @len bytes (rounded up to a multiple of PEMS_IO_ALIGN)
  * aligned to PEMS_IO_ALIGN (free with free()).  Returns NULL on failure. */
 void *pems_io_alloc(size_t len);
+
+/* pread(2), pwrite(2) and fallocate(2) for the I/O the runtime does
+ * outside an engine, with PEMS_IO_FAULT applied (io_fault.c; for tests).
+ * Same returns and errno as the system calls; without PEMS_IO_FAULT they
+ * are the system calls. */
+ssize_t pems_io_pread(int fd, void *buf, size_t len, uint64_t off);
+ssize_t pems_io_pwrite(int fd, const void *buf, size_t len, uint64_t off);
+int pems_io_fallocate(int fd, int mode, uint64_t off, uint64_t len);
 
 #endif

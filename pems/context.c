@@ -361,8 +361,8 @@ bool pems_ctx_read_bytes(struct pems_rt *rt, struct pems_vp *vp, const char *add
 		{
 			size_t span = page_up(o - blk + take);
 
-			if (pread(ctx_fd(rt, vp), bounce, span,
-				  (off_t)(ctx_file_off(rt, vp) + blk)) < (ssize_t)(o - blk + take)) {
+			if (pems_io_pread(ctx_fd(rt, vp), bounce, span,
+					  ctx_file_off(rt, vp) + blk) < (ssize_t)(o - blk + take)) {
 				free(bounce);
 				return false;
 			}

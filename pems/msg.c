@@ -184,11 +184,15 @@ static void log_reserve(struct pems_worker *w, int par, uint64_t end)
 		return;
 	if (step < 16 * w->rt->chunk_size)
 		step = 16 * w->rt->chunk_size;
-	if (fallocate(w->msg_fd[par], 0, (off_t)w->msg_alloc[par], (off_t)step)) {
+	if (pems_io_fallocate(w->msg_fd[par], 0, w->msg_alloc[par], step)) {
 		if (errno == ENOSPC)
 			pems_fatal("message store in %s: no space left on device (%llu MiB in use); free space or add --tmp dirs",
 				   w->rt->tmpdir[w->id % w->rt->ndirs],
 				   (unsigned long long)(w->msg_alloc[par] >> 20));
+		if (errno != EOPNOTSUPP && errno != ENOSYS)
+			pems_fatal("message store in %s: allocating %llu MiB: %s",
+				   w->rt->tmpdir[w->id % w->rt->ndirs],
+				   (unsigned long long)(step >> 20), strerror(errno));
 		w->msg_alloc[par] = UINT64_MAX;	/* not supported: just write */
 		return;
 	}

@@ -867,12 +867,18 @@ static void sgd_spmd(void *arg)
 
 /* ---- model files ---- */
 
+/* The text is formatted in memory and written with pems_file_write, so
+ * that a failing disk (and PEMS_IO_FAULT in tests) reaches it like any
+ * other output of the runtime. */
 int pems_sgd_model_write(const char *path, enum pems_sgd_model model,
 			 uint32_t dim, const double *w)
 {
-	FILE *f = fopen(path, "w");
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	long long n;
 	uint32_t j;
-	int rc = 0;
+	int h, fd, rc = 0;
 
 	if (!f)
 		return -errno;
@@ -880,10 +886,29 @@ int pems_sgd_model_write(const char *path, enum pems_sgd_model model,
 		model == PEMS_SGD_LOGISTIC ? "logistic" : "linear", dim, w[dim]);
 	for (j = 0; j < dim; j++)
 		fprintf(f, "%u %.17g\n", j + 1, w[j]);
-	if (fflush(f) || ferror(f) || fsync(fileno(f)))
-		rc = errno ? -errno : -EIO;
-	if (fclose(f) && !rc)
+	if (fclose(f)) {
+		free(text);
+		return -ENOMEM;
+	}
+	h = pems_file_open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (h < 0) {
+		free(text);
+		return h;
+	}
+	n = pems_file_write(h, text, len, 0);
+	free(text);
+	if (n < 0)
+		rc = (int)n;
+	else if ((size_t)n != len)
+		rc = -EIO;	/* the disk stopped taking bytes */
+	if (pems_file_close(h) && !rc)
+		rc = -EIO;
+	/* fsync applies to the file, whichever descriptor asks */
+	fd = rc ? -1 : open(path, O_WRONLY | O_CLOEXEC);
+	if (!rc && (fd < 0 || fsync(fd)))
 		rc = -errno;
+	if (fd >= 0)
+		close(fd);
 	return rc;
 }
 
