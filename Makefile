@@ -1,5 +1,5 @@
 # pems - plain Makefile.  make | make check | make demo | make asan | make ubsan
-#        make bench | make install PREFIX=... | V=1 for full commands
+#        make tsan | make fuzz | make bench | make install PREFIX=... | V=1 for full commands
 PREFIX ?= /usr/local
 BUILD  ?= build
 CC     ?= cc
@@ -106,6 +106,46 @@ asan:
 ubsan:
 	$(MAKE) check BUILD=build-ubsan OPT="-O1 -g" SAN="-fsanitize=undefined -fno-sanitize-recover=undefined"
 
+# ThreadSanitizer: VPs are fibers announced to TSan (pems/sched.c);
+# tests/tsan.supp lists what is suppressed and why.  Open MPI runs
+# through its own progress threads, hence ignore_noninstrumented_modules.
+tsan:
+	$(MAKE) check BUILD=build-tsan OPT="-O1 -g" SAN="-fsanitize=thread" \
+		TSAN_OPTIONS="$${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1:ignore_noninstrumented_modules=1:suppressions=$(CURDIR)/tests/tsan.supp}"
+
+# ---- fuzzing (tests/fuzz/) ----
+# Each target TARGET is tests/fuzz/fuzz_TARGET.c plus the sources listed
+# in FUZZ_SRC_TARGET; replay-TARGET (plain main, built by all-tests with
+# any compiler) reruns tests/fuzz/corpus/TARGET/ in make check;
+# `make fuzz` builds libFuzzer binaries with clang into build-fuzz/fuzz/.
+FUZZ_TARGETS = cli csv libsvm records manifest
+INC_fuzz = -Iinclude -Ialgorithms -Icli -Itests/fuzz
+FUZZ_CLI_OBJ = $(BUILD)/cli/opts.o $(BUILD)/cli/records.o $(BUILD)/cli/progress.o
+FUZZ_SRC_cli = $(wildcard tests/fuzz/cli_*.c)
+FUZZ_OBJ_cli = $(FUZZ_CLI_OBJ)
+FUZZ_OBJ_records = $(FUZZ_CLI_OBJ)
+FUZZ_REPLAY = $(FUZZ_TARGETS:%=$(BUILD)/fuzz/replay-%)
+FUZZ_BIN = $(FUZZ_TARGETS:%=$(BUILD)/fuzz/fuzz-%)
+FUZZ_DEPS = tests/fuzz/fuzz_util.c $(wildcard tests/fuzz/*.h) $(BUILD)/libpems.a
+all-tests: $(FUZZ_REPLAY)
+
+.SECONDEXPANSION:
+$(BUILD)/fuzz/replay-%: tests/fuzz/replay.c tests/fuzz/fuzz_%.c $$(FUZZ_SRC_$$*) $$(FUZZ_OBJ_$$*) $(FUZZ_DEPS)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(CFLAGS_BASE) $(INC_fuzz) -o $@ tests/fuzz/replay.c tests/fuzz/fuzz_$*.c \
+		$(FUZZ_SRC_$*) tests/fuzz/fuzz_util.c $(FUZZ_OBJ_$*) $(BUILD)/libpems.a $(LDLIBS)
+$(BUILD)/fuzz/fuzz-%: tests/fuzz/fuzz_%.c $$(FUZZ_SRC_$$*) $$(FUZZ_OBJ_$$*) $(FUZZ_DEPS)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  FUZZ    $@")
+	$(Q)$(CC) $(CFLAGS_BASE) -fsanitize=fuzzer $(INC_fuzz) -o $@ tests/fuzz/fuzz_$*.c \
+		$(FUZZ_SRC_$*) tests/fuzz/fuzz_util.c $(FUZZ_OBJ_$*) $(BUILD)/libpems.a $(LDLIBS)
+
+fuzz:
+	$(MAKE) fuzz-bin BUILD=build-fuzz CC=clang OPT="-O1 -g" \
+		SAN="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined"
+fuzz-bin: $(FUZZ_BIN)
+
 bench: deps
 	$(MAKE) all
 	@BUILD=$(BUILD) bash bench/run.sh
@@ -133,9 +173,9 @@ uninstall:
 		$(DESTDIR)$(PREFIX)/share/man/man1/pems-run.1 $(DESTDIR)$(PREFIX)/share/man/man3/pems.3
 
 clean:
-	rm -rf build build-asan build-ubsan
+	rm -rf build build-asan build-ubsan build-tsan build-fuzz
 
-.PHONY: all deps check all-tests demo asan ubsan bench install uninstall clean
+.PHONY: all deps check all-tests demo asan ubsan tsan fuzz fuzz-bin bench install uninstall clean
 .SECONDARY:
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 

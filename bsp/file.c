@@ -99,6 +99,8 @@ static long long buffered(int fd, enum pems_io_op op, char *buf, size_t len, uin
 			continue;
 		if (n < 0)
 			return -errno;
+		if (n == 0 && op == PEMS_IO_WRITE)
+			return -EIO;	/* no progress: as the engine says (io.c) */
 		if (n == 0)
 			break;
 		done += (size_t)n;

@@ -19,7 +19,8 @@
  *
  * e.g. PEMS_IO_FAULT=write:enospc:17, PEMS_IO_FAULT=read:eio:1+:ctx.
  * A process that exits normally prints "pems: PEMS_IO_FAULT: C requests
- * counted" on stderr, so a test can learn C with a large N first.
+ * counted (R reads, W writes)" on stderr (R and W: all requests on
+ * matching paths), so a test can learn them with a large N first.
  *
  * Counted requests, one counter per process shared by all threads:
  *  - every request submitted to an engine (pems_io_submit/pems_io_rw),
@@ -64,6 +65,7 @@ static struct {
 	bool sticky;		/* '+': the nth and every later one */
 	char path[256];		/* "" = every file */
 	atomic_ulong seen;	/* counted requests so far */
+	atomic_ulong ops[2];	/* requests on matching paths, by op */
 } F;
 
 static pthread_once_t parse_once = PTHREAD_ONCE_INIT;
@@ -114,8 +116,10 @@ static int parse_spec(const char *s)
  * once with a large N to learn where the faults can go. */
 static void report_count(void)
 {
-	fprintf(stderr, "pems: PEMS_IO_FAULT: %lu requests counted\n",
-		(unsigned long)atomic_load(&F.seen));
+	fprintf(stderr, "pems: PEMS_IO_FAULT: %lu requests counted (%lu reads, %lu writes)\n",
+		(unsigned long)atomic_load(&F.seen),
+		(unsigned long)atomic_load(&F.ops[PEMS_IO_READ]),
+		(unsigned long)atomic_load(&F.ops[PEMS_IO_WRITE]));
 }
 
 static void parse_env(void)
@@ -154,9 +158,10 @@ static bool hit(enum pems_io_op op, int fd)
 {
 	unsigned long k;
 
-	if (!(op == PEMS_IO_READ ? F.match_read : F.match_write))
-		return false;
 	if (!path_matches(fd))
+		return false;
+	atomic_fetch_add(&F.ops[op], 1);
+	if (!(op == PEMS_IO_READ ? F.match_read : F.match_write))
 		return false;
 	k = atomic_fetch_add(&F.seen, 1) + 1;
 	return k == F.nth || (F.sticky && k > F.nth);

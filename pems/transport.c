@@ -254,7 +254,8 @@ static void *tp_main(void *arg)
 	for (i = 0; i < NRECV; i++)
 		post_recv(tp, i);
 	for (;;) {
-		bool busy = poll_send(tp) | poll_recv(tp);
+		bool sent = poll_send(tp), recvd = poll_recv(tp);	/* both, always */
+		bool busy = sent || recvd;
 
 		pems_worker_reap(tp->rt->tpw, 0);
 		if (superstep_done(tp)) {

@@ -658,7 +658,7 @@ static bool evaluate(struct shard *sh, unsigned nsh, const double *w,
 	size_t d1 = G.d + 1;
 	int64_t *x = red + d1;
 	struct scratch sc = { 0 };
-	double loss = 0, correct = 0;
+	double correct = 0;
 	unsigned i;
 
 	memset(red, 0, (d1 + X_NSLOTS) * sizeof(*red));
@@ -682,7 +682,6 @@ static bool evaluate(struct shard *sh, unsigned nsh, const double *w,
 			x[X_ERR]++;
 		x[X_LOSS] += fx(sl, FXL, LIM_L, &x[X_BAD]);
 		x[X_ROWS] += rows;
-		loss += sl;
 	}
 	x[X_CORRECT] = (int64_t)correct;
 	scratch_free(&sc);

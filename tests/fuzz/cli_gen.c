@@ -1,0 +1,12 @@
+/* cli_gen.c - the option parser of cli/gen.c for fuzz_cli.c (its statics
+ * are reached by including the file; it is not linked twice). */
+#include "../../cli/gen.c"
+#include "fuzz_cli.h"
+
+int fuzz_cli_gen(int argc, char **argv)
+{
+	struct gen_run r = { .g = { .seed = 1, .skew = CLI_SKEW_UNIFORM } };
+	struct gen_args a = { 0 };
+
+	return gen_parse(argc, argv, &r, &a);
+}

@@ -1,0 +1,12 @@
+/* cli_verify.c - the option parser of cli/verify.c for fuzz_cli.c (its statics
+ * are reached by including the file; it is not linked twice). */
+#include "../../cli/verify.c"
+#include "fuzz_cli.h"
+
+int fuzz_cli_verify(int argc, char **argv)
+{
+	struct scan f = { 0 }, in = { 0 };
+	bool quiet = false;
+
+	return verify_parse(argc, argv, &f, &in, &quiet);
+}
