@@ -1238,8 +1238,16 @@ int pems_sgd(struct pems_sgd_job *job)
 	job->epochs_done = G.epochs_done;
 	job->rows = G.tr.rows;
 	if (G.csv) {
-		if (fclose(G.csv) && !rc)
-			rc = -errno;
+		bool bad = ferror(G.csv);
+		int cerr;
+
+		errno = 0;
+		cerr = fclose(G.csv) ? errno : 0;
+		if ((cerr || bad) && !rc) {
+			rc = cerr ? -cerr : -EIO;
+			fprintf(stderr, "pems: error: sgd: cannot write %s: %s\n", csv_tmp,
+				strerror(-rc));
+		}
 		G.csv = NULL;
 		if (rc)
 			unlink(csv_tmp);
