@@ -107,11 +107,10 @@ ubsan:
 	$(MAKE) check BUILD=build-ubsan OPT="-O1 -g" SAN="-fsanitize=undefined -fno-sanitize-recover=undefined"
 
 # ThreadSanitizer: VPs are fibers announced to TSan (pems/sched.c);
-# tests/tsan.supp lists what is suppressed and why.  Open MPI runs
-# through its own progress threads, hence ignore_noninstrumented_modules.
+# tests/tsan.supp lists what is suppressed and why.
 tsan:
-	$(MAKE) check BUILD=build-tsan OPT="-O1 -g" SAN="-fsanitize=thread" \
-		TSAN_OPTIONS="$${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1:ignore_noninstrumented_modules=1:suppressions=$(CURDIR)/tests/tsan.supp}"
+	TSAN_OPTIONS="$${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1:suppressions=$(CURDIR)/tests/tsan.supp}" \
+	$(MAKE) check BUILD=build-tsan OPT="-O1 -g" SAN="-fsanitize=thread"
 
 # ---- fuzzing (tests/fuzz/) ----
 # Each target TARGET is tests/fuzz/fuzz_TARGET.c plus the sources listed

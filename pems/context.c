@@ -57,12 +57,22 @@ static int ctx_fd(const struct pems_rt *rt, const struct pems_vp *vp)
 	return rt->ctx_fd[vp->copy][vp->lid % rt->ndirs];
 }
 
+/* Raise the statistic rt->peak_resident to @now (workers race here). */
+static void peak_max(struct pems_rt *rt, size_t now)
+{
+	size_t p = atomic_load_explicit(&rt->peak_resident, memory_order_relaxed);
+
+	while (now > p && !atomic_compare_exchange_weak_explicit(&rt->peak_resident, &p, now,
+								 memory_order_relaxed,
+								 memory_order_relaxed))
+		;
+}
+
 static void account(struct pems_rt *rt, ssize_t delta)
 {
 	size_t now = atomic_fetch_add(&rt->resident, (size_t)delta) + (size_t)delta;
 
-	if (now > rt->peak_resident)
-		rt->peak_resident = now;	/* racy max: statistics only */
+	peak_max(rt, now);
 }
 
 /* Make @vp hold @want bytes of the rest pool (invariant 4); false, with
@@ -86,8 +96,7 @@ bool pems_ctx_reserve(struct pems_worker *w, struct pems_vp *vp, size_t want)
 		if (atomic_compare_exchange_weak(&rt->resident, &cur, cur + delta))
 			break;
 	}
-	if (cur + delta > rt->peak_resident)
-		rt->peak_resident = cur + delta;
+	peak_max(rt, cur + delta);
 	vp->reserved = want;
 	return true;
 }

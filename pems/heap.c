@@ -13,6 +13,7 @@
  *  (4) payloads are 16-byte aligned, and page aligned from 64 KiB up so
  *      that they can take O_DIRECT transfers.
  */
+#include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
 #include <stdlib.h>
@@ -190,11 +191,15 @@ void pems_heap_hint(void *p, size_t n)
 	uintptr_t a = ((uintptr_t)p + (2u << 20) - 1) & ~(uintptr_t)((2u << 20) - 1);
 	uintptr_t b = ((uintptr_t)p + n) & ~(uintptr_t)((2u << 20) - 1);
 
-	static int off = -1;
+	/* read once; workers race to fill it in with the same value */
+	static atomic_int off = -1;
+	int o = atomic_load_explicit(&off, memory_order_relaxed);
 
-	if (off < 0)
-		off = getenv("PEMS_NO_THP") != NULL;
-	if (!off && n >= (4u << 20) && b > a)
+	if (o < 0) {
+		o = getenv("PEMS_NO_THP") != NULL;
+		atomic_store_explicit(&off, o, memory_order_relaxed);
+	}
+	if (!o && n >= (4u << 20) && b > a)
 		madvise((void *)a, b - a, MADV_HUGEPAGE);
 }
 

@@ -141,6 +141,7 @@ struct pems_vp {
 	uint8_t copy;		/* context file copy holding the extents on disk */
 	uint8_t ckpt_copy;	/* the copy the last checkpoint refers to */
 	void *fake_stack;	/* ASan's fake stack while suspended */
+	void *tsan_fiber;	/* TSan's fiber of this VP (sched.c), or NULL */
 };
 
 struct pems_get {
@@ -233,7 +234,7 @@ struct pems_rt {
 	bool post_bsp;			/* VP 0 runs on after bsp_end */
 	/* budget */
 	atomic_size_t resident;		/* bytes of context memory held */
-	size_t peak_resident;
+	atomic_size_t peak_resident;	/* statistics: an atomic max (context.c) */
 	size_t cache_limit;		/* finished VPs may stay resident below this */
 	atomic_size_t cached;		/* bytes of such cached VPs */
 	size_t rest_budget;		/* context.c (4): budget minus k run slots */

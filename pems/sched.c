@@ -61,6 +61,55 @@ void __sanitizer_finish_switch_fiber(void *fake_stack_save, const void **bottom_
 #define FIBER_FINISH(save, lo, n) ((void)(save), (void)(lo), (void)(n))
 #endif
 
+/*
+ * ThreadSanitizer is told the same (make tsan): each VP is a TSan fiber,
+ * created when its ucontext is made and switched to right before every
+ * swapcontext/setcontext into or out of it.  Without this TSan takes a
+ * VP resumed on another thread for a race with itself, and its shadow
+ * stack breaks at the first switch.  Switches synchronise (flag 0): the
+ * worker hands the VP's memory over to the VP and back, as swapcontext
+ * does on one thread.  No-ops in other builds.
+ */
+#if defined(__SANITIZE_THREAD__)
+#define PEMS_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define PEMS_TSAN 1
+#endif
+#endif
+#ifdef PEMS_TSAN
+void *__tsan_get_current_fiber(void);
+void *__tsan_create_fiber(unsigned flags);
+void __tsan_destroy_fiber(void *fiber);
+void __tsan_switch_to_fiber(void *fiber, unsigned flags);
+/* the fiber of the worker (thread) that runs the current VP */
+static __thread void *tls_tsan_worker;
+/* worker -> VP: remember where to come back to, enter the VP's fiber */
+static void tsan_enter(struct pems_vp *vp)
+{
+	if (!vp->tsan_fiber)
+		vp->tsan_fiber = __tsan_create_fiber(0);
+	tls_tsan_worker = __tsan_get_current_fiber();
+	__tsan_switch_to_fiber(vp->tsan_fiber, 0);
+}
+/* VP -> worker, on the VP's stack */
+static void tsan_leave(void)
+{
+	__tsan_switch_to_fiber(tls_tsan_worker, 0);
+}
+/* after the VP has ended for good (never on its own fiber) */
+static void tsan_drop(struct pems_vp *vp)
+{
+	if (vp->tsan_fiber)
+		__tsan_destroy_fiber(vp->tsan_fiber);
+	vp->tsan_fiber = NULL;
+}
+#else
+#define tsan_enter(vp) ((void)(vp))
+#define tsan_leave() ((void)0)
+#define tsan_drop(vp) ((void)(vp))
+#endif
+
 struct pems_rt *pems_rt;
 static __thread struct pems_worker *tls_worker;
 static struct pems_stats last_stats;
@@ -303,9 +352,13 @@ static void run(struct pems_worker *w, struct pems_vp *vp)
 	w->cur = vp;
 	t0 = pems_now();
 	FIBER_START(&w->fake_stack, vp->base + w->rt->mu - w->rt->stack, w->rt->stack);
+	tsan_enter(vp);
 	if (swapcontext(&w->uc, &vp->uc))
 		pems_fatal("swapcontext: %s", strerror(errno));
 	FIBER_FINISH(w->fake_stack, NULL, NULL);
+	/* ended for good, unless VP 0 runs on after bsp_end */
+	if (vp->state == VP_ENDED && !(vp->lid == 0 && w->rt->post_bsp))
+		tsan_drop(vp);
 	w->compute += pems_now() - t0;
 	w->cur = NULL;
 	if (vp->sent_bytes > w->h_max)
@@ -803,6 +856,8 @@ static void rt_free(struct pems_rt *rt)
 		free(rt->tpw);
 	}
 	pems_coll_free(rt);
+	for (i = 0; rt->vps && i < rt->vlocal; i++)
+		tsan_drop(&rt->vps[i]);
 	pems_ctx_teardown(rt);
 	for (i = 0; i < rt->ndirs; i++) {
 		for (j = 0; j < 2; j++)
@@ -831,8 +886,10 @@ static void run_post_bsp(struct pems_rt *rt)
 	rt->post_bsp = false;
 	vp->past_end = true;	/* BSP calls now abort (bsp.c) */
 	FIBER_START(&mw.fake_stack, vp->base + rt->mu - rt->stack, rt->stack);
+	tsan_enter(vp);
 	swapcontext(&mw.uc, &vp->uc);
 	FIBER_FINISH(mw.fake_stack, NULL, NULL);
+	tsan_drop(vp);
 	tls_worker = NULL;
 	pems_io_destroy(mw.io);
 }
@@ -950,6 +1007,7 @@ void pems_vp_sync(void)
 
 	vp->state = VP_READY;
 	FIBER_START(&vp->fake_stack, w->stack_lo, w->stack_size);
+	tsan_leave();
 	swapcontext(&vp->uc, &w->uc);
 	/* resumed: possibly on another worker thread (invariant 3) */
 	w = pems_self_worker();
@@ -963,6 +1021,7 @@ _Noreturn void pems_vp_end(void)
 
 	vp->state = VP_ENDED;
 	FIBER_START(NULL, w->stack_lo, w->stack_size);	/* this stack dies */
+	tsan_leave();
 	setcontext(&w->uc);
 	abort();
 }
@@ -977,6 +1036,7 @@ void pems_vp_end_keep(void)
 	pems_rt->post_bsp = true;
 	vp->state = VP_ENDED;
 	FIBER_START(&vp->fake_stack, w->stack_lo, w->stack_size);
+	tsan_leave();
 	swapcontext(&vp->uc, &w->uc);
 	w = pems_self_worker();
 	FIBER_FINISH(vp->fake_stack, &w->stack_lo, &w->stack_size);

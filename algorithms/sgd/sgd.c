@@ -927,6 +927,17 @@ int pems_sgd_model_read(const char *path, enum pems_sgd_model *model,
 		fclose(f);
 		return -EINVAL;
 	}
+	/* each weight takes a line of at least 4 bytes ("j w\n"): a header
+	 * promising more than the file holds must not allocate it
+	 * (found by tests/fuzz/fuzz_records.c) */
+	{
+		struct stat st;
+
+		if (fstat(fileno(f), &st) || (uint64_t)d > (uint64_t)st.st_size / 4) {
+			fclose(f);
+			return -EINVAL;
+		}
+	}
 	m = calloc((size_t)d + 1, sizeof(*m));
 	if (!m) {
 		fclose(f);
