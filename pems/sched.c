@@ -203,7 +203,30 @@ void pems_set_thread_worker(struct pems_worker *w)
 	tls_worker = w;
 }
 
+/* Several workers (and the comm thread) can fail at once, e.g. on a
+ * failing disk: only the first may clean up and call MPI_Abort (Open
+ * MPI crashed when two threads of a rank aborted together); the others
+ * wait here for the process to end.  Returns only in the first caller. */
+static void first_to_die(void)
+{
+	static atomic_flag dying = ATOMIC_FLAG_INIT;
+
+	if (!atomic_flag_test_and_set(&dying))
+		return;
+	for (;;)
+		pause();
+}
+
+static _Noreturn void pems_die_first(int status);
+
 _Noreturn void pems_die(int status)
+{
+	first_to_die();
+	pems_die_first(status);
+}
+
+/* The rest of pems_die, for the thread that got first_to_die(). */
+static _Noreturn void pems_die_first(int status)
 {
 	unsigned i;
 
@@ -221,11 +244,12 @@ _Noreturn void pems_fatal(const char *fmt, ...)
 	va_list ap;
 	char buf[1024];
 
+	first_to_die();
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
 	fprintf(stderr, "pems: error: %s\n", buf);
-	pems_die(1);
+	pems_die_first(1);
 }
 
 /* ---- scratch space ---- */
