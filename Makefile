@@ -119,10 +119,13 @@ tsan:
 # `make fuzz` builds libFuzzer binaries with clang into build-fuzz/fuzz/.
 FUZZ_TARGETS = cli csv libsvm records manifest
 INC_fuzz = -Iinclude -Ialgorithms -Icli -Itests/fuzz
-FUZZ_CLI_OBJ = $(BUILD)/cli/opts.o $(BUILD)/cli/records.o $(BUILD)/cli/progress.o
-FUZZ_SRC_cli = $(wildcard tests/fuzz/cli_*.c)
-FUZZ_OBJ_cli = $(FUZZ_CLI_OBJ)
-FUZZ_OBJ_records = $(FUZZ_CLI_OBJ)
+# the CLI's files but main.c and those a target includes (cli_X.c includes cli/X.c)
+FUZZ_CLI_LIB = $(filter-out cli/main.c,$(CLI_SRC))
+FUZZ_SRC_cli = $(wildcard tests/fuzz/cli_*.c) tests/fuzz/stub_main.c
+FUZZ_OBJ_cli = $(patsubst %.c,$(BUILD)/%.o,$(filter-out \
+	$(patsubst tests/fuzz/cli_%.c,cli/%.c,$(wildcard tests/fuzz/cli_*.c)),$(FUZZ_CLI_LIB)))
+FUZZ_SRC_records = tests/fuzz/stub_main.c
+FUZZ_OBJ_records = $(patsubst %.c,$(BUILD)/%.o,$(filter-out cli/verify.c,$(FUZZ_CLI_LIB)))
 FUZZ_REPLAY = $(FUZZ_TARGETS:%=$(BUILD)/fuzz/replay-%)
 FUZZ_BIN = $(FUZZ_TARGETS:%=$(BUILD)/fuzz/fuzz-%)
 FUZZ_DEPS = tests/fuzz/fuzz_util.c $(wildcard tests/fuzz/*.h) $(BUILD)/libpems.a
