@@ -89,7 +89,7 @@ run_fault() {
 		fail "$what: still running after ${LIMIT}s (hang)"
 	elif ((rc != 1)); then
 		fail "$what: exit status $rc, expected 1"
-	elif ! grep -Eq 'error: .*(Input/output error|No space left on device|short)' "$log"; then
+	elif ! grep -Eqi 'error: .*(Input/output error|No space left on device|short)' "$log"; then
 		fail "$what: no clear message"
 	fi
 	[[ -e "$out" ]] && fail "$what: output $out exists after the failure"
@@ -141,7 +141,7 @@ RT=(--mem 48M --tmp "$S" --quiet)
 
 # inputs (written without faults)
 "$RUN" gen --format u64 --count 1M --seed 3 --quiet "$T/in.u64" >/dev/null || exit 1
-"$RUN" gen --format kv --count 256K --groups 1000 --seed 3 --quiet "$T/rows.kv" >/dev/null || exit 1
+"$RUN" gen --format kv --count 256K --groups 200K --seed 3 --quiet "$T/rows.kv" >/dev/null || exit 1
 "$RUN" gen --format dense --model linear --count 20K --dim 16 --noise 0.5 --seed 3 --quiet \
 	"$T/train.bin" >/dev/null || exit 1
 
@@ -149,7 +149,7 @@ RT=(--mem 48M --tmp "$S" --quiet)
 EXTRA=("read:eio:1:msg" "read:short:2:msg" "write:eio:3:msg" "write:short:1+:msg")
 faults sort "$T/in.u64" "$T/out.u64" \
 	"$RUN" sort --format u64 --procs 16 "${RT[@]}" "$T/in.u64" "$T/out.u64"
-EXTRA=("write:eio:1:msg")
+EXTRA=("write:eio:1:msg" "read:eio:2:msg")
 faults aggregate "$T/rows.kv" "$T/groups.csv" \
 	"$RUN" aggregate --agg count,sum,avg --procs 16 "${RT[@]}" "$T/rows.kv" "$T/groups.csv"
 EXTRA=("read:eio:1:train.bin")
