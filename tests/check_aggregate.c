@@ -723,7 +723,7 @@ static Suite *aggregate_suite(void)
 	TCase *tc = tcase_create("results");
 	TCase *te = tcase_create("errors");
 
-	tcase_set_timeout(tc, 120);
+	tcase_set_timeout(tc, 300);	/* sanitizer builds on a loaded machine */
 	tcase_set_timeout(te, 60);
 	tcase_add_test(tc, every_aggregate_uniform);
 	tcase_add_test(tc, zipf_and_heavy_keys);
