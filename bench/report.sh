@@ -35,8 +35,9 @@ R=${1:-${RESULTS_DIR:-$ROOT/bench/results/$(date +%F)}}
 P=$R/plot-data
 mkdir -p "$P"
 
-jfield() {	# jfield FILE KEY: a number from a flat statistics JSON
-	sed -n "s/.*\"$2\": *\([0-9.eE+-]*\).*/\1/p" "$1"
+jfield() {	# jfield FILE KEY: a top-level number of a statistics JSON
+	# (the totals are on its first line; per-superstep "steps" follow)
+	head -n 1 "$1" | sed -n "s/.*\"$2\": *\([0-9.eE+-]*\).*/\1/p"
 }
 
 # ---- traffic.csv -----------------------------------------------------------
