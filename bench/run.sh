@@ -17,7 +17,7 @@
 # then bench/report.sh: plots (throughput, budget, traffic, ranks .png)
 # and the table of ratios against every peer (summary.txt).
 #
-#                 small (< 10 min on 2 cores)     full (hours; ~60 GB of disk)
+#                 small (meant: < 10 min, 2 cores) full (hours; ~60 GB of disk)
 #   io            512M                            4G
 #   sort          256M 512M                       1G 4G 16G
 #   aggregate     4M rows, 1e3 and 1e6 groups     100M rows, 1e3 1e7 1e8 groups
