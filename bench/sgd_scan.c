@@ -238,7 +238,12 @@ int main(int argc, char **argv)
 	err = scan(&r, &m, &bytes);
 	pthread_join(th, NULL);
 	secs = now() - t0;
+	close(r.fd);
+	free(r.buf[0]);
+	free(r.buf[1]);
+	free(m.g);
 	if (err) {
+		free(m.w);
 		fprintf(stderr, "sgd_scan: error: %s: %s\n", file,
 			err == -EINVAL ? "partial row at the end (wrong --dim?)" : strerror(-err));
 		return 1;
@@ -246,5 +251,6 @@ int main(int argc, char **argv)
 	printf("algo=sgd-scan impl=scan-c bytes=%llu rows=%llu dim=%u secs=%.3f mbps=%.1f loss=%.6f\n",
 	       (unsigned long long)bytes, (unsigned long long)m.rows, m.dim, secs,
 	       secs > 0 ? bytes / secs / 1e6 : 0, m.rows ? m.loss / m.rows : 0);
+	free(m.w);
 	return 0;
 }
