@@ -143,19 +143,22 @@ mean_params() {
 }
 
 # setup_mpi CAL: append "setup_mpi P S" to CAL for every P: the seconds
-# of a tiny sort (16 MiB) under mpirun -np P outside its supersteps
+# of a tiny sort (16 MiB) under mpirun -np P outside its supersteps (the
+# less of two runs: a fixed cost, spikes are other load)
 TINY=$TMP/tiny.u64
 "$RUN" gen --format u64 --count 2M --seed 1 --quiet "$TINY" || err "gen failed"
 setup_mpi() {
-	local np j=$TMP/tiny.json
+	local np i j=$TMP/tiny.json
 	for np in $NPS; do
-		rm -rf "${TMP:?}/scratch/"r*
-		mkdir -p "$TMP/scratch/r"{0,1,2,3}
-		mpirun --oversubscribe --bind-to none -np "$np" "$RUN" sort --format u64 --mem "$MEM" \
-			--tmp "$TMP/scratch/r%r" --quiet --stats-json "$j" "$TINY" "$TMP/tiny.out" ||
-			err "tiny sort at p=$np failed"
-		grep -o '"secs": [0-9.]*' "$j" | awk -v p="$np" '
-			NR == 1 { t = $2; next } { t -= $2 } END { printf "setup_mpi %d %.6f\n", p, (t > 0 ? t : 0) }' >>"$1"
+		for i in 1 2; do
+			rm -rf "${TMP:?}/scratch/"r*
+			mkdir -p "$TMP/scratch/r"{0,1,2,3}
+			mpirun --oversubscribe --bind-to none -np "$np" "$RUN" sort --format u64 --mem "$MEM" \
+				--tmp "$TMP/scratch/r%r" --quiet --stats-json "$j" "$TINY" "$TMP/tiny.out" ||
+				err "tiny sort at p=$np failed"
+			grep -o '"secs": [0-9.]*' "$j" | awk '
+				NR == 1 { t = $2; next } { t -= $2 } END { print (t > 0 ? t : 0) }'
+		done | sort -g | head -1 | awk -v p="$np" '{ printf "setup_mpi %d %.6f\n", p, $1 }' >>"$1"
 	done
 	rm -f "$j" "$TMP/tiny.out"
 }

@@ -61,6 +61,7 @@ struct mparams {
 	double cores;
 	double load;			/* other runnable threads met (CFS share) */
 	double read_bw, write_bw;	/* bytes/s, 64 MiB pems_file_* calls */
+	double fwrite_bw;		/* bytes/s into a hole (sized outputs) */
 	double iops;			/* 4 KiB random reads/s, 32 in flight per VP */
 	double lat;			/* s per synchronous request, one in flight per worker */
 	double copy_bw;			/* memcpy bytes/s, one core */
@@ -87,7 +88,8 @@ static const struct pkey {
 	K(cores, "online cores"),
 	K(load, "runnable threads of other processes during calibration (0: quiet)"),
 	K(read_bw, "bytes/s, sequential reads through pems_file_read (64 MiB calls, all workers)"),
-	K(write_bw, "bytes/s, sequential writes through pems_file_write"),
+	K(write_bw, "bytes/s, sequential writes through pems_file_write into allocated blocks (message logs)"),
+	K(fwrite_bw, "bytes/s, the same into a hole of a sized file (outputs)"),
 	K(iops, "4 KiB random reads/s through pems_file_read_pieces (32 in flight per worker)"),
 	K(lat, "seconds per synchronous 4 KiB read, one in flight per worker"),
 	K(copy_bw, "bytes/s of memcpy on one core"),
@@ -290,7 +292,7 @@ struct mplan {
 /* where the ranks run */
 struct mlayout {
 	double nodes;				/* the p ranks spread over these */
-	double cores, load, read_bw, write_bw, iops, lat;	/* per node */
+	double cores, load, read_bw, write_bw, fwrite_bw, iops, lat;	/* per node */
 	double g, l;				/* s per byte per rank; s per superstep */
 };
 
@@ -509,7 +511,7 @@ static void step_time(const struct mstep *s, const struct mjob *j, const struct 
 	double rpn = (double)j->p / L->nodes, t = rpn * j->k;
 	double nn = 1 / dmin(1, rpn * ceil((double)j->v / j->p) / j->v);
 	double cu = dmin(t, L->cores * t / (t + L->load));	/* CFS: t of t + load threads */
-	double file = (s->file_r / L->read_bw + s->file_w / L->write_bw) / nn;
+	double file = (s->file_r / L->read_bw + s->file_w / L->fwrite_bw) / nn;
 	double mr = dmax(s->msg_r / L->read_bw, s->msg_r / j->chunk / L->iops) / nn;
 	double cpu = (s->cpu + j->v * m->vp_secs) / nn;
 
@@ -726,7 +728,7 @@ enum {
 	OPT_PARAMS = CLI_OPT_FIRST_LOCAL, OPT_SIZE, OPT_PMPI, OPT_GROUPS, OPT_STATE,
 	OPT_LINE, OPT_DIM, OPT_EPOCHS, OPT_BATCH, OPT_LSTEPS, OPT_SYNC, OPT_SHARDS,
 	OPT_JSON, OPT_NODES, OPT_GBIT, OPT_LAT, OPT_MSGO, OPT_PERNODE, OPT_OUT,
-	OPT_SHM, OPT_KSIZE, OPT_BSPCSV, OPT_BASE, OPT_RBW, OPT_WBW,
+	OPT_SHM, OPT_KSIZE, OPT_BSPCSV, OPT_BASE, OPT_RBW, OPT_WBW, OPT_KRUNS,
 };
 
 struct margs {
@@ -737,6 +739,7 @@ struct margs {
 	char nodes[256];
 	double gbit, lat, msgo, ksize;
 	double rbw, wbw;	/* project: per-node disk, 0 = calibrated */
+	unsigned kruns;		/* calibrate: runs of each kernel (median) */
 };
 
 static int num_opt(const char *cmd, const char *name, const char *arg, bool size, double *out)
@@ -806,6 +809,8 @@ static int m_option(void *ctx, int c, const char *arg)
 	case OPT_MSGO: rc = num_opt(a->cmd, "msg-overhead", arg, false, &a->msgo); break;
 	case OPT_RBW: rc = num_opt(a->cmd, "read-bw", arg, true, &a->rbw); break;
 	case OPT_WBW: rc = num_opt(a->cmd, "write-bw", arg, true, &a->wbw); break;
+	case OPT_KRUNS: rc = num_opt(a->cmd, "kernel-runs", arg, false, &x);
+		a->kruns = (unsigned)x; break;
 	default:
 		return cli_usage("%s: internal error: option %d", a->cmd, c);
 	}
@@ -825,6 +830,7 @@ static const struct option m_longopts[] = {
 	{ "bsp-params", required_argument, NULL, OPT_BSPCSV },
 	{ "base", required_argument, NULL, OPT_BASE },
 	{ "kernel-size", required_argument, NULL, OPT_KSIZE },
+	{ "kernel-runs", required_argument, NULL, OPT_KRUNS },
 	{ "size", required_argument, NULL, OPT_SIZE },
 	{ "size-per-node", required_argument, NULL, OPT_PERNODE },
 	{ "procs-mpi", required_argument, NULL, OPT_PMPI },
@@ -850,7 +856,7 @@ static const struct option m_longopts[] = {
 static const char model_help[] =
 	"Usage: pems-run model calibrate [--out FILE] [--tmp DIR] [--shm DIR]\n"
 	"                                [--size SIZE] [--kernel-size SIZE] [--bsp-params CSV]\n"
-	"                                [--base FILE]\n"
+	"                                [--kernel-runs N] [--base FILE]\n"
 	"       pems-run model predict ALGO [job options] [--params FILE] [--stats-json RUN]\n"
 	"       pems-run model project ALGO [job options] [--params FILE] --nodes LIST\n"
 	"                                [--net-gbit G] [--net-latency S] [--msg-overhead S]\n"
@@ -861,7 +867,8 @@ static const char model_help[] =
 	"\n"
 	"calibrate: measure disk bandwidth and IOPS through the runtime (on --tmp),\n"
 	"the algorithms' kernels on data in memory (--shm, default /dev/shm; input\n"
-	"--kernel-size each, default 256M), the superstep latency; g and l of\n"
+	"--kernel-size each, default 256M; the median of --kernel-runs, default 3),\n"
+	"the superstep latency; g and l of\n"
 	"p > 1 ranks come from bench/bsp-params.sh's CSV (--bsp-params).  Writes\n"
 	"--out (default pems-model.params).  --base FILE keeps FILE's kernel rates,\n"
 	"g and l and measures only what the other load on the machine changes: the\n"
@@ -1086,7 +1093,8 @@ static int cmd_predict(int argc, char **argv)
 	rc = job_finish(&a, &m, a.json ? &ms : NULL);
 	if (rc)
 		goto out;
-	L = (struct mlayout){ .nodes = 1, .cores = m.cores, .load = m.load, .lat = m.lat, .read_bw = m.read_bw,
+	L = (struct mlayout){ .nodes = 1, .cores = m.cores, .load = m.load, .lat = m.lat,
+			      .fwrite_bw = m.fwrite_bw, .read_bw = m.read_bw,
 			      .write_bw = m.write_bw, .iops = m.iops };
 	if (params_bsp(&m, a.job.p, &L.l, &L.g)) {
 		rc = cli_usage("%s: %s has no 'bsp %u ...' line; calibrate with --bsp-params from bench/bsp-params.sh",
@@ -1152,6 +1160,7 @@ static int cmd_project(int argc, char **argv)
 		struct mlayout L = { .cores = m.cores, .lat = m.lat,
 				     .read_bw = a.rbw ? a.rbw : m.read_bw,
 				     .write_bw = a.wbw ? a.wbw : m.write_bw,
+				     .fwrite_bw = a.wbw ? a.wbw : m.fwrite_bw,
 				     .iops = m.iops, .g = 8 / (a.gbit * 1e9) };	/* load 0 */
 		double n = strtod(tok, NULL), l1 = 0, g1, t, sp;
 		struct mplan pl;
@@ -1202,6 +1211,7 @@ struct cal {
 	const char *dir, *shm;
 	double size, ksize;
 	unsigned k;
+	double shm_r, shm_w;	/* CPU seconds per byte read / written on --shm */
 	struct mparams *m;
 };
 
@@ -1316,9 +1326,15 @@ static void disk_spmd(void *arg)
 	unsigned r, i;
 
 	memset(buf, 0x5a, blk);
-	for (o = 0; o < d->per_vp; o += blk)
+	for (o = 0; o < d->per_vp; o += blk)	/* into allocated blocks */
 		if (pems_file_write(d->fd, buf, blk, off0 + o) != (long long)blk)
 			bsp_abort("pems: error: model calibrate: writing the test file failed");
+	bsp_sync();
+	off0 += (size_t)d->per_vp * bsp_nprocs();
+	for (o = 0; o < d->per_vp; o += blk)	/* into the hole after them */
+		if (pems_file_write(d->fd, buf, blk, off0 + o) != (long long)blk)
+			bsp_abort("pems: error: model calibrate: writing the test file failed");
+	off0 -= (size_t)d->per_vp * bsp_nprocs();
 	bsp_sync();
 	for (o = 0; o < d->per_vp; o += blk)
 		if (pems_file_read(d->fd, buf, blk, off0 + o) != (long long)blk)
@@ -1383,35 +1399,71 @@ static int run_disk(void *arg)
 	return pems_spmd(disk_spmd, arg);
 }
 
-static int cal_disk(struct cal *c)
+/* the disk test on @dir; rec.s[] holds its four supersteps */
+static int disk_test(struct cal *c, const char *dir, double size, struct disk_job *dj)
 {
 	char path[4096];
 	struct disk_job d = { .rounds = 64 };
 	double wall;
 	int rc;
 
-	snprintf(path, sizeof(path), "%s/pems-model-cal.%d", c->dir, (int)getpid());
-	d.per_vp = floor(c->size / c->k / (64 * MIB)) * 64 * MIB;
+	snprintf(path, sizeof(path), "%s/pems-model-cal.%d", dir, (int)getpid());
+	d.per_vp = floor(size / c->k / (64 * MIB)) * 64 * MIB;
 	if (d.per_vp < 64 * MIB)
 		d.per_vp = 64 * MIB;
-	d.fd = pems_file_open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	/* allocated ahead, like the message logs and the outputs: O_DIRECT
+	 * writes that extend a file take ext4's slow path (design.md) */
+	rc = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	if (rc >= 0) {
+		if (posix_fallocate(rc, 0, (off_t)(d.per_vp * c->k)) ||
+		    ftruncate(rc, (off_t)(2 * d.per_vp * c->k)))
+			cli_error("model calibrate: cannot size '%s'", path);
+		close(rc);
+	}
+	d.fd = pems_file_open(path, O_RDWR, 0600);
 	if (d.fd < 0) {
 		cli_error("model calibrate: cannot create '%s': %s", path, strerror(-d.fd));
 		return CLI_EXIT_FAIL;
 	}
-	rc = configure(c->k, c->k, 80u << 20, (size_t)c->k * (80u << 20) + (256u << 20), c->dir);
+	rc = configure(c->k, c->k, 80u << 20, (size_t)c->k * (80u << 20) + (256u << 20), dir);
 	if (!rc)
 		rc = recorded(run_disk, &d, &wall);
 	pems_file_close(d.fd);
 	unlink(path);
-	if (rc || rec.n < 4) {
-		cli_error("model calibrate: the disk test failed: %s", pems_strerror(rc));
+	if (rc || rec.n < 5) {
+		cli_error("model calibrate: the disk test on %s failed: %s", dir, pems_strerror(rc));
 		return CLI_EXIT_FAIL;
 	}
+	*dj = d;
+	return 0;
+}
+
+/* What moving a byte through tmpfs costs in CPU: the kernel runs pay it
+ * where a disk would move the byte by DMA, so it is subtracted there. */
+static int cal_shm(struct cal *c)
+{
+	struct disk_job d;
+	int rc = disk_test(c, c->shm, 256 * MIB, &d);
+
+	if (rc)
+		return rc;
+	c->shm_w = rec.s[0].cpu / (d.per_vp * c->k);
+	c->shm_r = rec.s[2].cpu / (d.per_vp * c->k);
+	return 0;
+}
+
+static int cal_disk(struct cal *c)
+{
+	struct disk_job d;
+	int rc = disk_test(c, c->dir, c->size, &d);
+
+	if (rc)
+		return rc;
 	c->m->write_bw = d.per_vp * c->k / rec.s[0].secs;
-	c->m->read_bw = d.per_vp * c->k / rec.s[1].secs;
-	c->m->iops = 32.0 * d.rounds * c->k / rec.s[2].secs;
-	c->m->lat = rec.s[3].secs / (4.0 * d.rounds);
+	c->m->fwrite_bw = d.per_vp * c->k / rec.s[1].secs;
+	c->m->read_bw = d.per_vp * c->k / rec.s[2].secs;
+	c->m->iops = 32.0 * d.rounds * c->k / rec.s[3].secs;
+	c->m->lat = rec.s[4].secs / (4.0 * d.rounds);
 	return 0;
 }
 
@@ -1494,13 +1546,13 @@ static int gen(const char *const *args)
 	return cli_gen_main(argc, argv);
 }
 
-/* CPU seconds of superstep @i without the copies tmpfs made */
+/* CPU seconds of superstep @i without what its tmpfs I/O cost */
 static double kernel_secs(const struct cal *c, size_t i)
 {
 	const struct rec_step *s = &rec.s[i];
-	double copied = (double)(s->b[0] + s->b[1] + s->b[2] + s->b[3] + s->b[4] + s->b[5]);
+	double r = (double)(s->b[0] + s->b[2] + s->b[4]), w = (double)(s->b[1] + s->b[3] + s->b[5]);
 
-	return dmax(s->cpu - copied / c->m->copy_bw, s->cpu * 0.1);
+	return dmax(s->cpu - r * c->shm_r - w * c->shm_w, s->cpu * 0.1);
 }
 
 static int run_sort(void *arg) { return pems_sort(arg); }
@@ -1644,6 +1696,45 @@ static int cal_sgd(struct cal *c)
 	return 0;
 }
 
+/* The kernel rates, each the median of @runs calibrations (other load
+ * on the machine inflates CPU time too, through caches and the
+ * hypervisor, by up to 2x in single runs here). */
+static int cal_kernels(struct cal *c, unsigned runs)
+{
+	static const size_t off[] = {
+		offsetof(struct mparams, sort_part[0]), offsetof(struct mparams, sort_part[1]),
+		offsetof(struct mparams, sort_local[0]), offsetof(struct mparams, sort_local[1]),
+		offsetof(struct mparams, agg_raw), offsetof(struct mparams, agg_hash),
+		offsetof(struct mparams, agg_merge), offsetof(struct mparams, agg_write),
+		offsetof(struct mparams, sgd),
+	};
+	double x[9][16];
+	unsigned r, i, a, b;
+	int rc;
+
+	if (runs < 1 || runs > 16)
+		runs = 3;
+	for (r = 0; r < runs; r++) {
+		if ((rc = cal_sort(c, 0)) || (rc = cal_sort(c, 1)) || (rc = cal_agg(c, true)) ||
+		    (rc = cal_agg(c, false)) || (rc = cal_sgd(c)))
+			return rc;
+		for (i = 0; i < 9; i++)
+			x[i][r] = *(double *)(void *)((char *)c->m + off[i]);
+	}
+	for (i = 0; i < 9; i++) {
+		for (a = 1; a < runs; a++)	/* insertion sort, then the median */
+			for (b = a; b > 0 && x[i][b - 1] > x[i][b]; b--) {
+				double t = x[i][b];
+
+				x[i][b] = x[i][b - 1];
+				x[i][b - 1] = t;
+			}
+		*(double *)(void *)((char *)c->m + off[i]) =
+			runs % 2 ? x[i][runs / 2] : (x[i][runs / 2 - 1] + x[i][runs / 2]) / 2;
+	}
+	return 0;
+}
+
 /* l and g of p > 1 from bench/bsp-params.sh's CSV: kind empty / net, v = 64 */
 static int cal_bsp_csv(struct mparams *m, const char *path)
 {
@@ -1680,7 +1771,7 @@ static int cal_bsp_csv(struct mparams *m, const char *path)
 static int cmd_calibrate(int argc, char **argv)
 {
 	struct margs a = { .cmd = "model calibrate", .out = "pems-model.params",
-			   .shm = "/dev/shm", .ksize = 256 * MIB };
+			   .shm = "/dev/shm", .ksize = 256 * MIB, .kruns = 3 };
 	struct mparams m;
 	struct cal c = { .m = &m };
 	long cores = sysconf(_SC_NPROCESSORS_ONLN);
@@ -1716,8 +1807,7 @@ static int cmd_calibrate(int argc, char **argv)
 	}
 	if ((rc = cal_disk(&c)) || (rc = cal_setup(&c)))
 		return rc;
-	if (!a.base && ((rc = cal_sort(&c, 0)) || (rc = cal_sort(&c, 1)) ||
-	    (rc = cal_agg(&c, true)) || (rc = cal_agg(&c, false)) || (rc = cal_sgd(&c))))
+	if (!a.base && ((rc = cal_shm(&c)) || (rc = cal_kernels(&c, a.kruns))))
 		return rc;
 	if (a.bspcsv && (rc = cal_bsp_csv(&m, a.bspcsv)) != 0)
 		return rc;

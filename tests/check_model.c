@@ -32,7 +32,7 @@ static void params(const char *name, double disk_bw, double rate, double l1)
 	ck_assert_ptr_nonnull(f);
 	fprintf(f, "pems-model 1\n# test\ndate test\ncores 2\nload 0\n"
 		   "read_bw %g\nwrite_bw %g\niops 1e12\nlat 1e-15\ncopy_bw 1e15\nqsort_ns 1e-9\n"
-		   "vp_secs 0\nsetup 0.5\n", disk_bw, disk_bw);
+		   "vp_secs 0\nsetup 0.5\nfwrite_bw %g\n", disk_bw, disk_bw, disk_bw);
 	fprintf(f, "sort_part_u64 %g\nsort_part_rec100 %g\nsort_local_u64 %g\nsort_local_rec100 %g\n"
 		   "agg_raw %g\nagg_hash %g\nagg_merge %g\nagg_write %g\nsgd %g\n",
 		rate, rate, rate, rate, rate, rate, rate, rate, rate);
