@@ -60,6 +60,7 @@ struct mparams {
 	char date[32];
 	double cores;
 	double load;			/* other runnable threads met (CFS share) */
+	double poll;			/* cores an idle MPI comm thread uses (p > 1) */
 	double read_bw, write_bw;	/* bytes/s, 64 MiB pems_file_* calls */
 	double fwrite_bw;		/* bytes/s into a hole (sized outputs) */
 	double iops;			/* 4 KiB random reads/s, 32 in flight per VP */
@@ -87,6 +88,7 @@ static const struct pkey {
 #define K(f, w) { #f, offsetof(struct mparams, f), w }
 	K(cores, "online cores"),
 	K(load, "runnable threads of other processes during calibration (0: quiet)"),
+	K(poll, "cores a rank's comm thread uses polling (usleep(20) loop, transport.c), p > 1"),
 	K(read_bw, "bytes/s, sequential reads through pems_file_read (64 MiB calls, all workers)"),
 	K(write_bw, "bytes/s, sequential writes through pems_file_write into allocated blocks (message logs)"),
 	K(fwrite_bw, "bytes/s, the same into a hole of a sized file (outputs)"),
@@ -211,7 +213,8 @@ static int params_read(const char *path, struct mparams *m)
 	for (i = 0; i < NPKEYS; i++)
 		if (!(*pfield(m, &pkeys[i]) >= 0) || (pkeys[i].off != offsetof(struct mparams, setup) &&
 		    pkeys[i].off != offsetof(struct mparams, vp_secs) &&
-		    pkeys[i].off != offsetof(struct mparams, load) && *pfield(m, &pkeys[i]) <= 0)) {
+		    pkeys[i].off != offsetof(struct mparams, load) &&
+		    pkeys[i].off != offsetof(struct mparams, poll) && *pfield(m, &pkeys[i]) <= 0)) {
 			cli_error("model: %s: '%s' is missing or not positive", path, pkeys[i].key);
 			return CLI_EXIT_FAIL;
 		}
@@ -292,7 +295,7 @@ struct mplan {
 /* where the ranks run */
 struct mlayout {
 	double nodes;				/* the p ranks spread over these */
-	double cores, load, read_bw, write_bw, fwrite_bw, iops, lat;	/* per node */
+	double cores, load, poll, read_bw, write_bw, fwrite_bw, iops, lat;	/* per node */
 	double g, l;				/* s per byte per rank; s per superstep */
 };
 
@@ -510,7 +513,10 @@ static void step_time(const struct mstep *s, const struct mjob *j, const struct 
 	 * each; nn = 1 / share is the number of nodes the work spreads over */
 	double rpn = (double)j->p / L->nodes, t = rpn * j->k;
 	double nn = 1 / dmin(1, rpn * ceil((double)j->v / j->p) / j->v);
-	double cu = dmin(t, L->cores * t / (t + L->load));	/* CFS: t of t + load threads */
+	/* the ranks' comm threads poll (p > 1); the workers share the rest
+	 * with the other load's threads (a fair scheduler: t of t + load) */
+	double free = dmax(0.1 * L->cores, L->cores - (j->p > 1 ? rpn * L->poll : 0));
+	double cu = dmin(t, free * t / (t + L->load));
 	double file = (s->file_r / L->read_bw + s->file_w / L->fwrite_bw) / nn;
 	double mr = dmax(s->msg_r / L->read_bw, s->msg_r / j->chunk / L->iops) / nn;
 	double cpu = (s->cpu + j->v * m->vp_secs) / nn;
@@ -1093,7 +1099,7 @@ static int cmd_predict(int argc, char **argv)
 	rc = job_finish(&a, &m, a.json ? &ms : NULL);
 	if (rc)
 		goto out;
-	L = (struct mlayout){ .nodes = 1, .cores = m.cores, .load = m.load, .lat = m.lat,
+	L = (struct mlayout){ .nodes = 1, .cores = m.cores, .load = m.load, .poll = m.poll, .lat = m.lat,
 			      .fwrite_bw = m.fwrite_bw, .read_bw = m.read_bw,
 			      .write_bw = m.write_bw, .iops = m.iops };
 	if (params_bsp(&m, a.job.p, &L.l, &L.g)) {
@@ -1157,7 +1163,7 @@ static int cmd_project(int argc, char **argv)
 	       "l_ms", "secs", "speedup", "eff", "largest superstep");
 	for (tok = strtok_r(a.nodes, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		struct mjob j = a.job;
-		struct mlayout L = { .cores = m.cores, .lat = m.lat,
+		struct mlayout L = { .cores = m.cores, .lat = m.lat, .poll = m.poll,
 				     .read_bw = a.rbw ? a.rbw : m.read_bw,
 				     .write_bw = a.wbw ? a.wbw : m.write_bw,
 				     .fwrite_bw = a.wbw ? a.wbw : m.fwrite_bw,
@@ -1288,6 +1294,16 @@ static void *spin(void *arg)
 		x = x * 6364136223846793005ull + 1;
 	*cpu = cpu_now(CLOCK_THREAD_CPUTIME_ID);
 	return NULL;
+}
+
+/* the comm thread's idle loop (pems/transport.c): usleep(20) between polls */
+static double poll_cores(void)
+{
+	double t0 = cli_now(), c0 = cpu_now(CLOCK_THREAD_CPUTIME_ID);
+
+	while (cli_now() - t0 < 0.5)
+		usleep(20);
+	return (cpu_now(CLOCK_THREAD_CPUTIME_ID) - c0) / (cli_now() - t0);
 }
 
 static double background_load(unsigned k, double cores)
@@ -1801,6 +1817,7 @@ static int cmd_calibrate(int argc, char **argv)
 	m.copy_bw = copy_rate();
 	m.qsort_ns = qsort_rate();
 	m.load = background_load(c.k, m.cores);
+	m.poll = poll_cores();
 	if (cal_latency(&c)) {
 		cli_error("%s: the superstep latency test failed", a.cmd);
 		return CLI_EXIT_FAIL;
