@@ -5,12 +5,18 @@
 # and the disk of this machine) and two sizes each.
 #
 #   BUILD=build MODEL_TMP=/work/scratch/model bash bench/model.sh
-#   bash bench/model.sh --report DIR      redo the table and plot of DIR
+#   bash bench/model.sh --report DIR      predict DIR's runs again (stored
+#                                         --stats-json and calibrations,
+#                                         the current model), table, plot;
+#                                         KERNELS=FILE takes the kernel rates
+#                                         from that full calibration
 #
 # Environment (all optional):
 #   SIZES="1G 2G"     input sizes (every algorithm)
 #   NPS="1 2 4"       ranks
 #   REPEAT=2          runs of each (algorithm, size, p)
+#   REP_FIRST=1       number of the first repetition (to add runs to a
+#                     results dir by a second invocation)
 #   MEM=1G            --mem of every run (per rank)
 #   MODEL_TMP=/work/scratch/model   inputs, outputs, scratch (one input
 #                     at a time: about 4.5x the largest size)
@@ -49,6 +55,7 @@ RUN=$BUILD/pems-run
 SIZES=${SIZES:-1G 2G}
 NPS=${NPS:-1 2 4}
 REPEAT=${REPEAT:-2}
+REP_FIRST=${REP_FIRST:-1}
 MEM=${MEM:-1G}
 TMP=${MODEL_TMP:-/work/scratch/model}
 RESULTS_DIR=${RESULTS_DIR:-$ROOT/bench/results/$(date +%F)}
@@ -58,10 +65,56 @@ err() { echo "bench/model.sh: error: $*" >&2; exit 1; }
 
 median() { sort -g | awk '{ a[NR] = $1 } END { if (NR) print (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2) }'; }
 
+# predict_run ALGO BYTES P REP JSON CAL: predict one stored run, one CSV
+# line to model-runs.csv and one bench= line
+predict_run() {
+	local out line pr me ra pc mc pi mi
+	out=$("$RUN" model predict "$1" --params "$6" --stats-json "$5") || return
+	printf '%s\n' "$out" >"${5%.json}.txt"
+	line=$(tail -1 <<<"$out")
+	pr=$(sed -n 's/.*predicted_secs=\([^ ]*\).*/\1/p' <<<"$line")
+	me=$(sed -n 's/.*measured_secs=\([^ ]*\).*/\1/p' <<<"$line")
+	ra=$(sed -n 's/.* ratio=\([^ ]*\).*/\1/p' <<<"$line")
+	pc=$(sed -n 's/.*pred_cpu=\([^ ]*\).*/\1/p' <<<"$line")
+	mc=$(sed -n 's/.*meas_cpu=\([^ ]*\).*/\1/p' <<<"$line")
+	pi=$(sed -n 's/.*pred_io=\([^ ]*\).*/\1/p' <<<"$line")
+	mi=$(sed -n 's/.*meas_io=\([^ ]*\).*/\1/p' <<<"$line")
+	echo "$1,$2,$3,$4,$pr,$me,$ra,$(basename "$6"),$pc,$mc,$pi,$mi" >>"$RUNS"
+	echo "bench=model algo=$1 bytes=$2 p=$3 rep=$4 predicted=$pr measured=$me ratio=$ra pred_cpu=$pc meas_cpu=$mc pred_io=$pi meas_io=$mi"
+}
+
+# with_kernels CAL KERNELS OUT: CAL with the kernel rates of KERNELS
+KEYS_KERNEL="sort_part_u64 sort_part_rec100 sort_local_u64 sort_local_rec100 agg_raw agg_hash agg_merge agg_write sgd qsort_ns vp_secs"
+with_kernels() {
+	awk -v keys="$KEYS_KERNEL" 'BEGIN { n = split(keys, k, " "); for (i = 1; i <= n; i++) want[k[i]] = 1 }
+	     FNR == NR { if ($1 in want) v[$1] = $0; next }
+	     ($1 in want) && ($1 in v) { print v[$1]; next } { print }' "$2" "$1" >"$3"
+}
+
+# repredict DIR: model-runs.csv again from DIR/logs (with KERNELS=FILE:
+# the kernel rates of that full calibration in every group's parameters)
+repredict() {
+	local j b a sz np r cal
+	RUNS=$1/model-runs.csv
+	echo "algo,bytes,p,rep,predicted,measured,ratio,params,pred_cpu,meas_cpu,pred_io,meas_io" >"$RUNS"
+	for j in "$1"/logs/model-*-p*-r*.json; do
+		b=$(basename "$j" .json)
+		IFS=- read -r _ a sz np r <<<"$b"
+		cal=$1/logs/model-$a-$sz-$r.params
+		[[ -f $cal ]] || continue
+		if [[ -n ${KERNELS:-} ]]; then
+			with_kernels "$cal" "$KERNELS" "$cal.k"
+			cal=$cal.k
+		fi
+		predict_run "$a" "$(grep -o '"bytes": [0-9]*' "$j" | head -1 | cut -d' ' -f2)" \
+			"${np#p}" "${r#r}" "$j" "$cal"
+	done
+}
+
 report() {
 	local dir=$1 runs=$1/model-runs.csv
 	[[ -f $runs ]] || err "no $runs"
-	echo "algo,bytes,p,runs,predicted_median,measured_median,ratio_median,ratio_min,ratio_max" >"$dir/model.csv"
+	echo "algo,bytes,p,runs,predicted_median,measured_median,ratio_median,ratio_min,ratio_max,io_ratio_median,cpu_ratio_median" >"$dir/model.csv"
 	tail -n +2 "$runs" | cut -d, -f1-3 | awk '!seen[$0]++' | while IFS=, read -r a b p; do
 		rows=$(awk -F, -v a="$a" -v b="$b" -v p="$p" '$1 == a && $2 == b && $3 == p' "$runs")
 		n=$(wc -l <<<"$rows")
@@ -70,12 +123,14 @@ report() {
 		ra=$(cut -d, -f7 <<<"$rows" | median)
 		lo=$(cut -d, -f7 <<<"$rows" | sort -g | head -1)
 		hi=$(cut -d, -f7 <<<"$rows" | sort -g | tail -1)
-		echo "$a,$b,$p,$n,$pr,$me,$ra,$lo,$hi" >>"$dir/model.csv"
+		io=$(awk -F, '$12 > 0 { print $11 / $12 }' <<<"$rows" | median)
+		cp=$(awk -F, '$10 > 0 { print $9 / $10 }' <<<"$rows" | median)
+		echo "$a,$b,$p,$n,$pr,$me,$ra,$lo,$hi,$io,$cp" >>"$dir/model.csv"
 	done
 	{
-		echo "| algorithm | input | p | runs | predicted s (median) | measured s (median) | predicted/measured (median) | range of the ratio |"
-		echo "|---|---:|---:|---:|---:|---:|---:|---|"
-		tail -n +2 "$dir/model.csv" | awk -F, '{ printf "| %s | %.2f GiB | %s | %s | %.1f | %.1f | %.2f | %.2f - %.2f |\n", $1, $2 / 1073741824, $3, $4, $5, $6, $7, $8, $9 }'
+		echo "| algorithm | input | p | runs | predicted s (median) | measured s (median) | predicted/measured (median) | range of the ratio | disk bytes predicted/measured | kernel core-s / measured CPU s |"
+		echo "|---|---:|---:|---:|---:|---:|---:|---|---:|---:|"
+		tail -n +2 "$dir/model.csv" | awk -F, '{ printf "| %s | %.2f GiB | %s | %s | %.1f | %.1f | %.2f | %.2f - %.2f | %.3f | %.2f |\n", $1, $2 / 1073741824, $3, $4, $5, $6, $7, $8, $9, $10, $11 }'
 	} >"$dir/model-table.md"
 	for a in sort aggregate sgd; do
 		awk -F, -v a="$a" 'NR > 1 && $1 == a { print $6, $5 }' "$dir/model-runs.csv" >"$dir/model-$a.dat"
@@ -100,7 +155,8 @@ report() {
 }
 
 if [[ "${1:-}" == --report ]]; then
-	report "${2:?usage: bench/model.sh --report RESULTS_DIR}"
+	repredict "${2:?usage: bench/model.sh --report RESULTS_DIR}"
+	report "$2"
 	exit 0
 fi
 
@@ -123,11 +179,11 @@ fi
 
 bytes_of() { numfmt --from=iec "$1"; }
 
-# quick_cal OUT: calibrate --base, then setup_mpi
+# quick_cal OUT [nosetup]: calibrate --base, then setup_mpi
 quick_cal() {
 	"$RUN" model calibrate --base "$BASE" --tmp "$TMP/scratch" --size 512M \
 		--out "$1" 2>/dev/null || err "quick calibration failed"
-	setup_mpi "$1"
+	[[ -n ${2:-} ]] || setup_mpi "$1"
 }
 
 # mean_params A B OUT: the mean of two parameter files, value by value
@@ -189,7 +245,7 @@ for algo in sort aggregate sgd; do
 		in=$TMP/in.$algo.$size
 		gen "$algo" "$size" "$in" || err "gen $algo $size failed"
 		bytes=$(stat -c %s "$in")
-		for ((rep = 1; rep <= REPEAT; rep++)); do
+		for ((rep = REP_FIRST; rep < REP_FIRST + REPEAT; rep++)); do
 			cal=$RESULTS_DIR/logs/model-$algo-$size-r$rep.params
 			quick_cal "$cal.before"
 			: >"$RESULTS_DIR/.pending"
@@ -206,21 +262,10 @@ for algo in sort aggregate sgd; do
 				fi
 				echo "$np $json" >>"$RESULTS_DIR/.pending"
 			done
-			quick_cal "$cal.after"
+			quick_cal "$cal.after" nosetup
 			mean_params "$cal.before" "$cal.after" "$cal"
 			while read -r np json; do
-				out=$("$RUN" model predict "$algo" --params "$cal" --stats-json "$json")
-				printf '%s\n' "$out" >"${json%.json}.txt"
-				line=$(tail -1 <<<"$out")
-				pr=$(sed -n 's/.*predicted_secs=\([^ ]*\).*/\1/p' <<<"$line")
-				me=$(sed -n 's/.*measured_secs=\([^ ]*\).*/\1/p' <<<"$line")
-				ra=$(sed -n 's/.* ratio=\([^ ]*\).*/\1/p' <<<"$line")
-				pc=$(sed -n 's/.*pred_cpu=\([^ ]*\).*/\1/p' <<<"$line")
-				mc=$(sed -n 's/.*meas_cpu=\([^ ]*\).*/\1/p' <<<"$line")
-				pi=$(sed -n 's/.*pred_io=\([^ ]*\).*/\1/p' <<<"$line")
-				mi=$(sed -n 's/.*meas_io=\([^ ]*\).*/\1/p' <<<"$line")
-				echo "$algo,$bytes,$np,$rep,$pr,$me,$ra,$(basename "$cal"),$pc,$mc,$pi,$mi" >>"$RUNS"
-				echo "bench=model algo=$algo bytes=$bytes p=$np rep=$rep predicted=$pr measured=$me ratio=$ra pred_cpu=$pc meas_cpu=$mc pred_io=$pi meas_io=$mi"
+				predict_run "$algo" "$bytes" "$np" "$rep" "$json" "$cal"
 			done <"$RESULTS_DIR/.pending"
 		done
 		rm -f "$in" "$in".weights "$TMP/out" "$TMP/out".*

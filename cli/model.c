@@ -27,11 +27,11 @@
  *      l: superstep latency.  Reading the message store costs at least
  *      one random read per chunk.
  *  (3) Nothing is fitted to the runs the model is compared with: rates
- *      are per core, from running the real algorithms with input and
- *      scratch in memory (tmpfs; the copies tmpfs makes, which a disk
- *      does by DMA, are subtracted at the measured memcpy rate), disk
- *      rates through pems_file_* on the scratch directory, g and l from
- *      bench/bsp-params.sh.
+ *      are work per CPU second of the real algorithms' supersteps (the
+ *      process's CPU time, which other load does not lengthen; the
+ *      median of several runs), disk rates through pems_file_* on the
+ *      scratch directory, the CPU share from spinning threads, g and l
+ *      from bench/bsp-params.sh.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -734,12 +734,12 @@ enum {
 	OPT_PARAMS = CLI_OPT_FIRST_LOCAL, OPT_SIZE, OPT_PMPI, OPT_GROUPS, OPT_STATE,
 	OPT_LINE, OPT_DIM, OPT_EPOCHS, OPT_BATCH, OPT_LSTEPS, OPT_SYNC, OPT_SHARDS,
 	OPT_JSON, OPT_NODES, OPT_GBIT, OPT_LAT, OPT_MSGO, OPT_PERNODE, OPT_OUT,
-	OPT_SHM, OPT_KSIZE, OPT_BSPCSV, OPT_BASE, OPT_RBW, OPT_WBW, OPT_KRUNS,
+	OPT_KSIZE, OPT_BSPCSV, OPT_BASE, OPT_RBW, OPT_WBW, OPT_KRUNS,
 };
 
 struct margs {
 	const char *cmd;
-	const char *params, *json, *out, *tmp, *shm, *bspcsv, *base;
+	const char *params, *json, *out, *tmp, *bspcsv, *base;
 	struct mjob job;
 	bool have_size, per_node;
 	char nodes[256];
@@ -785,7 +785,6 @@ static int m_option(void *ctx, int c, const char *arg)
 	case CLI_OPT_TMP: a->tmp = arg; break;
 	case OPT_PARAMS: a->params = arg; break;
 	case OPT_OUT: a->out = arg; break;
-	case OPT_SHM: a->shm = arg; break;
 	case OPT_BSPCSV: a->bspcsv = arg; break;
 	case OPT_BASE: a->base = arg; break;
 	case OPT_JSON: a->json = arg; break;
@@ -832,7 +831,6 @@ static const struct option m_longopts[] = {
 	{ "tmp", required_argument, NULL, CLI_OPT_TMP },
 	{ "params", required_argument, NULL, OPT_PARAMS },
 	{ "out", required_argument, NULL, OPT_OUT },
-	{ "shm", required_argument, NULL, OPT_SHM },
 	{ "bsp-params", required_argument, NULL, OPT_BSPCSV },
 	{ "base", required_argument, NULL, OPT_BASE },
 	{ "kernel-size", required_argument, NULL, OPT_KSIZE },
@@ -860,7 +858,7 @@ static const struct option m_longopts[] = {
 };
 
 static const char model_help[] =
-	"Usage: pems-run model calibrate [--out FILE] [--tmp DIR] [--shm DIR]\n"
+	"Usage: pems-run model calibrate [--out FILE] [--tmp DIR]\n"
 	"                                [--size SIZE] [--kernel-size SIZE] [--bsp-params CSV]\n"
 	"                                [--kernel-runs N] [--base FILE]\n"
 	"       pems-run model predict ALGO [job options] [--params FILE] [--stats-json RUN]\n"
@@ -872,10 +870,10 @@ static const char model_help[] =
 	"+ h*g + l, from this machine's measured parameters.\n"
 	"\n"
 	"calibrate: measure disk bandwidth and IOPS through the runtime (on --tmp),\n"
-	"the algorithms' kernels on data in memory (--shm, default /dev/shm; input\n"
-	"--kernel-size each, default 256M; the median of --kernel-runs, default 3),\n"
-	"the superstep latency; g and l of\n"
-	"p > 1 ranks come from bench/bsp-params.sh's CSV (--bsp-params).  Writes\n"
+	"the CPU time of the algorithms' supersteps (on --tmp, input --kernel-size\n"
+	"each, default 256M; the median of --kernel-runs, default 3), the superstep\n"
+	"latency; g and l of p > 1 ranks come from bench/bsp-params.sh's CSV\n"
+	"(--bsp-params).  Writes\n"
 	"--out (default pems-model.params).  --base FILE keeps FILE's kernel rates,\n"
 	"g and l and measures only what the other load on the machine changes: the\n"
 	"CPU share, the disk, the superstep latency (seconds instead of a minute).\n"
@@ -1214,10 +1212,9 @@ static int cmd_project(int argc, char **argv)
 /* ---- calibrate ---- */
 
 struct cal {
-	const char *dir, *shm;
+	const char *dir;
 	double size, ksize;
 	unsigned k;
-	double shm_r, shm_w;	/* CPU seconds per byte read / written on --shm */
 	struct mparams *m;
 };
 
@@ -1331,6 +1328,8 @@ struct disk_job {
 	int fd;
 	double per_vp;		/* bytes */
 	unsigned rounds;	/* of 32 random 4 KiB reads */
+	bool reads;		/* the second run: reads, after an fdatasync */
+	double secs[5];		/* write, write into a hole, read, random, one by one */
 };
 
 static void disk_spmd(void *arg)
@@ -1342,6 +1341,8 @@ static void disk_spmd(void *arg)
 	unsigned r, i;
 
 	memset(buf, 0x5a, blk);
+	if (d->reads)
+		goto reads;
 	for (o = 0; o < d->per_vp; o += blk)	/* into allocated blocks */
 		if (pems_file_write(d->fd, buf, blk, off0 + o) != (long long)blk)
 			bsp_abort("pems: error: model calibrate: writing the test file failed");
@@ -1350,8 +1351,9 @@ static void disk_spmd(void *arg)
 	for (o = 0; o < d->per_vp; o += blk)	/* into the hole after them */
 		if (pems_file_write(d->fd, buf, blk, off0 + o) != (long long)blk)
 			bsp_abort("pems: error: model calibrate: writing the test file failed");
-	off0 -= (size_t)d->per_vp * bsp_nprocs();
-	bsp_sync();
+	pems_free(buf);
+	return;
+reads:
 	for (o = 0; o < d->per_vp; o += blk)
 		if (pems_file_read(d->fd, buf, blk, off0 + o) != (long long)blk)
 			bsp_abort("pems: error: model calibrate: reading the test file failed");
@@ -1442,29 +1444,34 @@ static int disk_test(struct cal *c, const char *dir, double size, struct disk_jo
 		return CLI_EXIT_FAIL;
 	}
 	rc = configure(c->k, c->k, 80u << 20, (size_t)c->k * (80u << 20) + (256u << 20), dir);
-	if (!rc)
+	if (!rc && !(rc = recorded(run_disk, &d, &wall)) && rec.n == 2) {
+		int fd = open(path, O_RDWR);	/* the writes reach the disk untimed */
+
+		d.secs[0] = rec.s[0].secs;
+		d.secs[1] = rec.s[1].secs;
+		if (fd >= 0) {
+			fdatasync(fd);
+			close(fd);
+		}
+		d.reads = true;
 		rc = recorded(run_disk, &d, &wall);
+		if (!rc && rec.n == 3) {
+			d.secs[2] = rec.s[0].secs;
+			d.secs[3] = rec.s[1].secs;
+			d.secs[4] = rec.s[2].secs;
+		} else if (!rc) {
+			rc = -EIO;
+		}
+	} else if (!rc) {
+		rc = -EIO;
+	}
 	pems_file_close(d.fd);
 	unlink(path);
-	if (rc || rec.n < 5) {
+	if (rc) {
 		cli_error("model calibrate: the disk test on %s failed: %s", dir, pems_strerror(rc));
 		return CLI_EXIT_FAIL;
 	}
 	*dj = d;
-	return 0;
-}
-
-/* What moving a byte through tmpfs costs in CPU: the kernel runs pay it
- * where a disk would move the byte by DMA, so it is subtracted there. */
-static int cal_shm(struct cal *c)
-{
-	struct disk_job d;
-	int rc = disk_test(c, c->shm, 256 * MIB, &d);
-
-	if (rc)
-		return rc;
-	c->shm_w = rec.s[0].cpu / (d.per_vp * c->k);
-	c->shm_r = rec.s[2].cpu / (d.per_vp * c->k);
 	return 0;
 }
 
@@ -1475,11 +1482,11 @@ static int cal_disk(struct cal *c)
 
 	if (rc)
 		return rc;
-	c->m->write_bw = d.per_vp * c->k / rec.s[0].secs;
-	c->m->fwrite_bw = d.per_vp * c->k / rec.s[1].secs;
-	c->m->read_bw = d.per_vp * c->k / rec.s[2].secs;
-	c->m->iops = 32.0 * d.rounds * c->k / rec.s[3].secs;
-	c->m->lat = rec.s[4].secs / (4.0 * d.rounds);
+	c->m->write_bw = d.per_vp * c->k / d.secs[0];
+	c->m->fwrite_bw = d.per_vp * c->k / d.secs[1];
+	c->m->read_bw = d.per_vp * c->k / d.secs[2];
+	c->m->iops = 32.0 * d.rounds * c->k / d.secs[3];
+	c->m->lat = d.secs[4] / (4.0 * d.rounds);
 	return 0;
 }
 
@@ -1562,13 +1569,13 @@ static int gen(const char *const *args)
 	return cli_gen_main(argc, argv);
 }
 
-/* CPU seconds of superstep @i without what its tmpfs I/O cost */
+/* CPU seconds of superstep @i: the process's, all threads; O_DIRECT
+ * transfers cost the CPU next to nothing, and other load on the machine
+ * lengthens the wall time but not this */
 static double kernel_secs(const struct cal *c, size_t i)
 {
-	const struct rec_step *s = &rec.s[i];
-	double r = (double)(s->b[0] + s->b[2] + s->b[4]), w = (double)(s->b[1] + s->b[3] + s->b[5]);
-
-	return dmax(s->cpu - r * c->shm_r - w * c->shm_w, s->cpu * 0.1);
+	(void)c;
+	return rec.s[i].cpu;
 }
 
 static int run_sort(void *arg) { return pems_sort(arg); }
@@ -1580,7 +1587,7 @@ static int cal_run(struct cal *c, int (*fn)(void *), void *job, const char *what
 	char scratch[4096];
 	int rc;
 
-	snprintf(scratch, sizeof(scratch), "%s", c->shm);
+	snprintf(scratch, sizeof(scratch), "%s", c->dir);
 	rc = configure(0, c->k, 0, 1024u << 20, scratch);
 	if (!rc)
 		rc = recorded(fn, job, wall);
@@ -1598,8 +1605,8 @@ static int cal_sort(struct cal *c, int rec100)
 	double wall, rs = rec100 ? 100 : 8;
 	int rc;
 
-	snprintf(in, sizeof(in), "%s/pems-model-cal.%d.in", c->shm, (int)getpid());
-	snprintf(out, sizeof(out), "%s/pems-model-cal.%d.out", c->shm, (int)getpid());
+	snprintf(in, sizeof(in), "%s/pems-model-cal.%d.in", c->dir, (int)getpid());
+	snprintf(out, sizeof(out), "%s/pems-model-cal.%d.out", c->dir, (int)getpid());
 	snprintf(count, sizeof(count), "%.0f", floor(c->ksize / rs));
 	job.fmt = rec100 ? PEMS_FMT_REC100 : PEMS_FMT_U64;
 	rc = gen((const char *const[]){ "gen", "--format", rec100 ? "rec100" : "u64",
@@ -1651,8 +1658,8 @@ static int cal_agg(struct cal *c, bool raw)
 	double wall, rows = floor(c->ksize / 16);
 	int rc;
 
-	snprintf(in, sizeof(in), "%s/pems-model-cal.%d.kv", c->shm, (int)getpid());
-	snprintf(out, sizeof(out), "%s/pems-model-cal.%d.csv", c->shm, (int)getpid());
+	snprintf(in, sizeof(in), "%s/pems-model-cal.%d.kv", c->dir, (int)getpid());
+	snprintf(out, sizeof(out), "%s/pems-model-cal.%d.csv", c->dir, (int)getpid());
 	snprintf(count, sizeof(count), "%.0f", rows);
 	job.aggs[0] = pems_aggregate_builtin("count");
 	job.aggs[1] = pems_aggregate_builtin("sum");
@@ -1683,8 +1690,8 @@ static int cal_sgd(struct cal *c)
 	size_t i;
 	int rc;
 
-	snprintf(in, sizeof(in), "%s/pems-model-cal.%d.dense", c->shm, (int)getpid());
-	snprintf(out, sizeof(out), "%s/pems-model-cal.%d.model", c->shm, (int)getpid());
+	snprintf(in, sizeof(in), "%s/pems-model-cal.%d.dense", c->dir, (int)getpid());
+	snprintf(out, sizeof(out), "%s/pems-model-cal.%d.model", c->dir, (int)getpid());
 	snprintf(count, sizeof(count), "%.0f", rows);
 	job.model = PEMS_SGD_LINEAR;
 	job.format = PEMS_SGD_DENSE;
@@ -1787,7 +1794,7 @@ static int cal_bsp_csv(struct mparams *m, const char *path)
 static int cmd_calibrate(int argc, char **argv)
 {
 	struct margs a = { .cmd = "model calibrate", .out = "pems-model.params",
-			   .shm = "/dev/shm", .ksize = 256 * MIB, .kruns = 3 };
+			   .ksize = 256 * MIB, .kruns = 3 };
 	struct mparams m;
 	struct cal c = { .m = &m };
 	long cores = sysconf(_SC_NPROCESSORS_ONLN);
@@ -1811,7 +1818,6 @@ static int cmd_calibrate(int argc, char **argv)
 	m.cores = cores > 0 ? (double)cores : 1;
 	c.k = a.job.k ? a.job.k : (unsigned)m.cores;
 	c.dir = a.tmp ? a.tmp : (getenv("TMPDIR") ? getenv("TMPDIR") : ".");
-	c.shm = a.shm;
 	c.size = a.job.bytes;
 	c.ksize = a.ksize;
 	m.copy_bw = copy_rate();
@@ -1824,7 +1830,7 @@ static int cmd_calibrate(int argc, char **argv)
 	}
 	if ((rc = cal_disk(&c)) || (rc = cal_setup(&c)))
 		return rc;
-	if (!a.base && ((rc = cal_shm(&c)) || (rc = cal_kernels(&c, a.kruns))))
+	if (!a.base && (rc = cal_kernels(&c, a.kruns)) != 0)
 		return rc;
 	if (a.bspcsv && (rc = cal_bsp_csv(&m, a.bspcsv)) != 0)
 		return rc;
