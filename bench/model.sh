@@ -41,7 +41,8 @@
 #                    ratio_median,ratio_min,ratio_max
 #   model-table.md   the same as a markdown table
 #   model.png        predicted against measured (gnuplot), +-20 % lines
-#   model-projection.txt  `model project` for 1..1000 nodes
+#   model-projection.txt  bench/model-project.sh: 1..1000 nodes
+#   model-calibrations.csv  what every quick calibration measured
 #   logs/model-*.txt the predict tables (per superstep) of every run
 # and prints one line per run:
 #   bench=model algo=.. bytes=.. p=.. rep=.. predicted=.. measured=.. ratio=..
@@ -112,8 +113,17 @@ repredict() {
 }
 
 report() {
-	local dir=$1 runs=$1/model-runs.csv
+	local dir=$1 runs=$1/model-runs.csv f
 	[[ -f $runs ]] || err "no $runs"
+	# the calibrations (logs/ is not kept in git): one line each
+	echo "calibration,load,poll,read_bw,write_bw,fwrite_bw,iops,lat,setup,setup_mpi_1,setup_mpi_2,setup_mpi_4" >"$dir/model-calibrations.csv"
+	for f in "$dir"/logs/model-*.params.before "$dir"/logs/model-*.params.after; do
+		[[ -f $f ]] || continue
+		awk -v n="$(basename "$f")" '$1 == "setup_mpi" { v["setup_mpi_" $2] = $3; next } { v[$1] = $2 }
+			END { printf "%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n", n, v["load"], v["poll"], v["read_bw"],
+			      v["write_bw"], v["fwrite_bw"], v["iops"], v["lat"], v["setup"], v["setup_mpi_1"],
+			      v["setup_mpi_2"], v["setup_mpi_4"] }' "$f" >>"$dir/model-calibrations.csv"
+	done
 	echo "algo,bytes,p,runs,predicted_median,measured_median,ratio_median,ratio_min,ratio_max,io_ratio_median,cpu_ratio_median" >"$dir/model.csv"
 	tail -n +2 "$runs" | cut -d, -f1-3 | awk '!seen[$0]++' | while IFS=, read -r a b p; do
 		rows=$(awk -F, -v a="$a" -v b="$b" -v p="$p" '$1 == a && $2 == b && $3 == p' "$runs")
@@ -274,15 +284,5 @@ for algo in sort aggregate sgd; do
 done
 rm -f "$TINY"
 
-{
-	echo "# weak scaling: 8 GiB per node, --mem 4G per node, 10 Gbit/s, 20 us"
-	for a in sort aggregate sgd; do
-		"$RUN" model project "$a" --params "$BASE" --size-per-node 8G --mem 4G --nodes 1,10,100,1000
-	done
-	echo "# the same at 25 Gbit/s, 5 us"
-	for a in sort aggregate sgd; do
-		"$RUN" model project "$a" --params "$BASE" --size-per-node 8G --mem 4G --nodes 1,10,100,1000 \
-			--net-gbit 25 --net-latency 5e-6
-	done
-} >"$RESULTS_DIR/model-projection.txt" 2>&1
+BUILD=$BUILD bash "$ROOT/bench/model-project.sh" "$BASE" "$RESULTS_DIR/model-projection.txt"
 report "$RESULTS_DIR"

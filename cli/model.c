@@ -92,7 +92,7 @@ static const struct pkey {
 	K(read_bw, "bytes/s, sequential reads through pems_file_read (64 MiB calls, all workers)"),
 	K(write_bw, "bytes/s, sequential writes through pems_file_write into allocated blocks (message logs)"),
 	K(fwrite_bw, "bytes/s, the same into a hole of a sized file (outputs)"),
-	K(iops, "4 KiB random reads/s through pems_file_read_pieces (32 in flight per worker)"),
+	K(iops, "4 KiB random reads/s in the sampling pattern (superstep 0 of a 128 MiB sort)"),
 	K(lat, "seconds per synchronous 4 KiB read, one in flight per worker"),
 	K(copy_bw, "bytes/s of memcpy on one core"),
 	K(qsort_ns, "ns per n*log2(n) of qsort of 24-byte keys (VP 0's splitters)"),
@@ -1648,6 +1648,11 @@ static int cal_setup(struct cal *c)
 	for (i = 0; i < rec.n; i++)
 		steps += rec.s[i].secs;
 	c->m->setup = dmax(0, wall - steps);
+	/* its superstep 0 is the sampling: rounds of 32 ascending 4 KiB reads
+	 * within each VP's slice, 3-10x faster here than the same number of
+	 * reads spread over the whole file (the random-read test) */
+	if (rec.n == 4 && rec.s[0].secs > 0 && rec.s[0].b[4] >= 4096 * 256)
+		c->m->iops = rec.s[0].b[4] / 4096.0 / rec.s[0].secs;
 	return 0;
 }
 
