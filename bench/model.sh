@@ -13,6 +13,7 @@
 #
 # Environment (all optional):
 #   SIZES="1G 2G"     input sizes (every algorithm)
+#   ALGOS="sort aggregate sgd"
 #   NPS="1 2 4"       ranks
 #   REPEAT=2          runs of each (algorithm, size, p)
 #   REP_FIRST=1       number of the first repetition (to add runs to a
@@ -54,6 +55,7 @@ BUILD=${BUILD:-build}
 case "$BUILD" in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 RUN=$BUILD/pems-run
 SIZES=${SIZES:-1G 2G}
+ALGOS=${ALGOS:-sort aggregate sgd}
 NPS=${NPS:-1 2 4}
 REPEAT=${REPEAT:-2}
 REP_FIRST=${REP_FIRST:-1}
@@ -250,7 +252,8 @@ job() {
 	esac
 }
 
-for algo in sort aggregate sgd; do
+PENDING=$RESULTS_DIR/.pending.$$
+for algo in $ALGOS; do
 	for size in $SIZES; do
 		in=$TMP/in.$algo.$size
 		gen "$algo" "$size" "$in" || err "gen $algo $size failed"
@@ -258,7 +261,7 @@ for algo in sort aggregate sgd; do
 		for ((rep = REP_FIRST; rep < REP_FIRST + REPEAT; rep++)); do
 			cal=$RESULTS_DIR/logs/model-$algo-$size-r$rep.params
 			quick_cal "$cal.before"
-			: >"$RESULTS_DIR/.pending"
+			: >"$PENDING"
 			for np in $NPS; do
 				rm -rf "${TMP:?}/scratch/"r* "$TMP/out" "$TMP/out".*
 				mkdir -p "$TMP/scratch/r"{0,1,2,3}
@@ -270,13 +273,13 @@ for algo in sort aggregate sgd; do
 					echo "bench/model.sh: $algo $size p=$np failed (see logs)" >&2
 					continue
 				fi
-				echo "$np $json" >>"$RESULTS_DIR/.pending"
+				echo "$np $json" >>"$PENDING"
 			done
 			quick_cal "$cal.after" nosetup
 			mean_params "$cal.before" "$cal.after" "$cal"
 			while read -r np json; do
 				predict_run "$algo" "$bytes" "$np" "$rep" "$json" "$cal"
-			done <"$RESULTS_DIR/.pending"
+			done <"$PENDING"
 		done
 		rm -f "$in" "$in".weights "$TMP/out" "$TMP/out".*
 		rm -rf "${TMP:?}/scratch/"r*
