@@ -37,7 +37,9 @@
 # Writes to $RESULTS_DIR:
 #   model-runs.csv   algo,bytes,p,rep,predicted,measured,ratio,params,
 #                    pred_cpu,meas_cpu (core-s of the kernels; CPU s of
-#                    the ranks), pred_io,meas_io (bytes read + written)
+#                    the ranks), pred_io,meas_io (bytes read + written),
+#                    pred_share,meas_share (cores the workers get in the
+#                    model; CPU s / wall s of the run, all threads)
 #   model.csv        algo,bytes,p,runs,predicted_median,measured_median,
 #                    ratio_median,ratio_min,ratio_max
 #   model-table.md   the same as a markdown table
@@ -71,7 +73,7 @@ median() { sort -g | awk '{ a[NR] = $1 } END { if (NR) print (NR % 2 ? a[(NR + 1
 # predict_run ALGO BYTES P REP JSON CAL: predict one stored run, one CSV
 # line to model-runs.csv and one bench= line
 predict_run() {
-	local out line pr me ra pc mc pi mi
+	local out line pr me ra pc mc pi mi ps ms
 	out=$("$RUN" model predict "$1" --params "$6" --stats-json "$5") || return
 	printf '%s\n' "$out" >"${5%.json}.txt"
 	line=$(tail -1 <<<"$out")
@@ -82,7 +84,9 @@ predict_run() {
 	mc=$(sed -n 's/.*meas_cpu=\([^ ]*\).*/\1/p' <<<"$line")
 	pi=$(sed -n 's/.*pred_io=\([^ ]*\).*/\1/p' <<<"$line")
 	mi=$(sed -n 's/.*meas_io=\([^ ]*\).*/\1/p' <<<"$line")
-	echo "$1,$2,$3,$4,$pr,$me,$ra,$(basename "$6"),$pc,$mc,$pi,$mi" >>"$RUNS"
+	ps=$(sed -n 's/.*pred_share=\([^ ]*\).*/\1/p' <<<"$line")
+	ms=$(sed -n 's/.*meas_share=\([^ ]*\).*/\1/p' <<<"$line")
+	echo "$1,$2,$3,$4,$pr,$me,$ra,$(basename "$6"),$pc,$mc,$pi,$mi,$ps,$ms" >>"$RUNS"
 	echo "bench=model algo=$1 bytes=$2 p=$3 rep=$4 predicted=$pr measured=$me ratio=$ra pred_cpu=$pc meas_cpu=$mc pred_io=$pi meas_io=$mi"
 }
 
@@ -99,7 +103,7 @@ with_kernels() {
 repredict() {
 	local j b a sz np r cal
 	RUNS=$1/model-runs.csv
-	echo "algo,bytes,p,rep,predicted,measured,ratio,params,pred_cpu,meas_cpu,pred_io,meas_io" >"$RUNS"
+	echo "algo,bytes,p,rep,predicted,measured,ratio,params,pred_cpu,meas_cpu,pred_io,meas_io,pred_share,meas_share" >"$RUNS"
 	for j in "$1"/logs/model-*-p*-r*.json; do
 		b=$(basename "$j" .json)
 		IFS=- read -r _ a sz np r <<<"$b"
@@ -126,7 +130,7 @@ report() {
 			      v["write_bw"], v["fwrite_bw"], v["iops"], v["lat"], v["setup"], v["setup_mpi_1"],
 			      v["setup_mpi_2"], v["setup_mpi_4"] }' "$f" >>"$dir/model-calibrations.csv"
 	done
-	echo "algo,bytes,p,runs,predicted_median,measured_median,ratio_median,ratio_min,ratio_max,io_ratio_median,cpu_ratio_median" >"$dir/model.csv"
+	echo "algo,bytes,p,runs,predicted_median,measured_median,ratio_median,ratio_min,ratio_max,io_ratio_median,cpu_ratio_median,pred_share_median,meas_share_median" >"$dir/model.csv"
 	tail -n +2 "$runs" | cut -d, -f1-3 | awk '!seen[$0]++' | while IFS=, read -r a b p; do
 		rows=$(awk -F, -v a="$a" -v b="$b" -v p="$p" '$1 == a && $2 == b && $3 == p' "$runs")
 		n=$(wc -l <<<"$rows")
@@ -137,12 +141,14 @@ report() {
 		hi=$(cut -d, -f7 <<<"$rows" | sort -g | tail -1)
 		io=$(awk -F, '$12 > 0 { print $11 / $12 }' <<<"$rows" | median)
 		cp=$(awk -F, '$10 > 0 { print $9 / $10 }' <<<"$rows" | median)
-		echo "$a,$b,$p,$n,$pr,$me,$ra,$lo,$hi,$io,$cp" >>"$dir/model.csv"
+		ps=$(cut -d, -f13 <<<"$rows" | median)
+		ms=$(cut -d, -f14 <<<"$rows" | median)
+		echo "$a,$b,$p,$n,$pr,$me,$ra,$lo,$hi,$io,$cp,$ps,$ms" >>"$dir/model.csv"
 	done
 	{
-		echo "| algorithm | input | p | runs | predicted s (median) | measured s (median) | predicted/measured (median) | range of the ratio | disk bytes predicted/measured | kernel core-s / measured CPU s |"
-		echo "|---|---:|---:|---:|---:|---:|---:|---|---:|---:|"
-		tail -n +2 "$dir/model.csv" | awk -F, '{ printf "| %s | %.2f GiB | %s | %s | %.1f | %.1f | %.2f | %.2f - %.2f | %.3f | %.2f |\n", $1, $2 / 1073741824, $3, $4, $5, $6, $7, $8, $9, $10, $11 }'
+		echo "| algorithm | input | p | runs | predicted s | measured s | predicted/measured | range | disk bytes pred/meas | kernel core-s / CPU s | cores: model / run |"
+		echo "|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---|"
+		tail -n +2 "$dir/model.csv" | awk -F, '{ printf "| %s | %.2f GiB | %s | %s | %.1f | %.1f | %.2f | %.2f - %.2f | %.3f | %.2f | %.2f / %.2f |\n", $1, $2 / 1073741824, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13 }'
 	} >"$dir/model-table.md"
 	for a in sort aggregate sgd; do
 		awk -F, -v a="$a" 'NR > 1 && $1 == a { print $6, $5 }' "$dir/model-runs.csv" >"$dir/model-$a.dat"
@@ -178,7 +184,7 @@ BSP_CSV=${BSP_CSV:-$(ls -1 "$ROOT"/bench/results/*/bsp-params.csv 2>/dev/null | 
 [[ -f $BSP_CSV ]] || err "no bsp-params.csv; run bench/bsp-params.sh first"
 mkdir -p "$RESULTS_DIR/logs" "$TMP/scratch" || err "cannot create $RESULTS_DIR or $TMP"
 RUNS=$RESULTS_DIR/model-runs.csv
-[[ -f $RUNS ]] || echo "algo,bytes,p,rep,predicted,measured,ratio,params,pred_cpu,meas_cpu,pred_io,meas_io" >"$RUNS"
+[[ -f $RUNS ]] || echo "algo,bytes,p,rep,predicted,measured,ratio,params,pred_cpu,meas_cpu,pred_io,meas_io,pred_share,meas_share" >"$RUNS"
 BASE=$RESULTS_DIR/model-base.params
 
 if [[ -n ${BASE_PARAMS:-} ]]; then	# reuse a full calibration

@@ -501,6 +501,16 @@ static void build(const struct mjob *j, const struct mparams *m, struct mplan *p
 
 /* -- equation (2) -- */
 
+/* c_eff: the ranks' comm threads poll (p > 1); the workers share the
+ * rest with the other load's threads (a fair scheduler: t of t + load) */
+static double cores_for(const struct mlayout *L, const struct mjob *j)
+{
+	double t = (double)j->p / L->nodes * j->k;
+	double free = dmax(0.1 * L->cores, L->cores - (j->p > 1 ? j->p / L->nodes * L->poll : 0));
+
+	return dmin(t, free * t / (t + L->load));
+}
+
 struct mtime {
 	double t, disk, cpu, chain, comm;
 	const char *bound;
@@ -515,8 +525,7 @@ static void step_time(const struct mstep *s, const struct mjob *j, const struct 
 	double nn = 1 / dmin(1, rpn * ceil((double)j->v / j->p) / j->v);
 	/* the ranks' comm threads poll (p > 1); the workers share the rest
 	 * with the other load's threads (a fair scheduler: t of t + load) */
-	double free = dmax(0.1 * L->cores, L->cores - (j->p > 1 ? rpn * L->poll : 0));
-	double cu = dmin(t, free * t / (t + L->load));
+	double cu = cores_for(L, j);
 	double file = (s->file_r / L->read_bw + s->file_w / L->fwrite_bw) / nn;
 	double mr = dmax(s->msg_r / L->read_bw, s->msg_r / j->chunk / L->iops) / nn;
 	double cpu = (s->cpu + j->v * m->vp_secs) / nn;
@@ -1115,11 +1124,16 @@ static int cmd_predict(int argc, char **argv)
 	if (a.json)
 		printf("; measured: CPU %.2f s (rank 0 x p, all threads), disk traffic %.3f GB",
 		       ms.cpu, ms.io / 1e9);
-	printf("\nmodel=%s bytes=%.0f p=%u v=%u k=%u predicted_secs=%.4f pred_cpu=%.3f pred_io=%.0f",
-	       algo_name(a.job.algo), a.job.bytes, a.job.p, a.job.v, a.job.k, total, w.cpu, w.io);
+	printf("\nCPU share: the workers get %.2f cores (load %.1f threads, polling %.2f core per rank)",
+	       cores_for(&L, &a.job), m.load, a.job.p > 1 ? m.poll : 0);
 	if (a.json)
-		printf(" measured_secs=%.4f meas_cpu=%.3f meas_io=%.0f ratio=%.4f", ms.secs, ms.cpu,
-		       ms.io, total / ms.secs);
+		printf("; the run used %.2f cores (CPU s / wall s, every thread)", ms.cpu / ms.secs);
+	printf("\nmodel=%s bytes=%.0f p=%u v=%u k=%u predicted_secs=%.4f pred_cpu=%.3f pred_io=%.0f pred_share=%.3f",
+	       algo_name(a.job.algo), a.job.bytes, a.job.p, a.job.v, a.job.k, total, w.cpu, w.io,
+	       cores_for(&L, &a.job));
+	if (a.json)
+		printf(" measured_secs=%.4f meas_cpu=%.3f meas_io=%.0f meas_share=%.3f ratio=%.4f", ms.secs,
+		       ms.cpu, ms.io, ms.cpu / ms.secs, total / ms.secs);
 	putchar('\n');
 out:
 	if (a.json)
