@@ -32,3 +32,28 @@ NODES=${NODES:-1,10,100,1000}
 	"$RUN" model project sort --params "$P" --size 1T --mem 4G --nodes "$NODES" \
 		--read-bw "$READ_BW" --write-bw "$WRITE_BW"
 } >"$OUT"
+
+# plot: weak-scaling efficiency (speedup / nodes) at 10 and 25 Gbit/s
+if [[ $OUT != /dev/stdout ]] && command -v gnuplot >/dev/null; then
+	dat=${OUT%.txt}
+	awk '/^# weak scaling/ { net = ($8 == "10") ? 10 : 25 } /^# strong/ { net = 0 }
+	     /^projection=/ && net && /fits=1/ { split($1, a, "="); split($2, n, "="); split($6, s, "=")
+		print n[2], s[2] / n[2] * 100 > ("'"$dat"'-" a[2] "-" net ".dat") }' "$OUT"
+	gnuplot <<-GP || echo "bench/model-project.sh: gnuplot failed" >&2
+		set terminal pngcairo size 800,560
+		set output "$dat.png"
+		set title "pems cost model: weak scaling, 8 GiB per node (projection)"
+		set xlabel "nodes"
+		set ylabel "efficiency (time on 1 node / time on n nodes), %"
+		set logscale x
+		set yrange [0:110]
+		set key bottom left
+		set grid
+		plot "$dat-sort-10.dat" with linespoints title "sort, 10 Gbit/s" lw 2, \
+		     "$dat-sort-25.dat" with linespoints title "sort, 25 Gbit/s" dt 2, \
+		     "$dat-aggregate-10.dat" with linespoints title "aggregate, 10 Gbit/s" lw 2, \
+		     "$dat-aggregate-25.dat" with linespoints title "aggregate, 25 Gbit/s" dt 2, \
+		     "$dat-sgd-10.dat" with linespoints title "sgd, 10 Gbit/s" lw 2, \
+		     "$dat-sgd-25.dat" with linespoints title "sgd, 25 Gbit/s" dt 2
+	GP
+fi
