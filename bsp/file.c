@@ -67,8 +67,10 @@ PEMS_API int pems_file_close(int h)
 		rc = -errno;
 	if (close(files[h].bfd))
 		rc = -errno;
-	files[h].used = false;
+	pthread_mutex_lock(&files_lock);	/* the slot may be taken at once */
 	pems_ckpt_file_forget(h);
+	files[h].used = false;
+	pthread_mutex_unlock(&files_lock);
 	return rc;
 }
 
