@@ -52,6 +52,7 @@ enum cli_opt {
 	CLI_OPT_CKPT_EVERY,
 	CLI_OPT_CKPT_DIR,
 	CLI_OPT_RESUME,
+	CLI_OPT_COMPRESS,
 	CLI_OPT_FIRST_LOCAL = 512,	/* subcommands number theirs from here */
 };
 
@@ -61,6 +62,7 @@ enum cli_opt {
 	{ "procs", required_argument, NULL, CLI_OPT_PROCS },		\
 	{ "threads", required_argument, NULL, CLI_OPT_THREADS },	\
 	{ "io", required_argument, NULL, CLI_OPT_IO },			\
+	{ "compress", required_argument, NULL, CLI_OPT_COMPRESS },	\
 	{ "stats", no_argument, NULL, CLI_OPT_STATS },			\
 	{ "stats-json", required_argument, NULL, CLI_OPT_STATS_JSON },	\
 	{ "checkpoint-every", required_argument, NULL, CLI_OPT_CKPT_EVERY }, \

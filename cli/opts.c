@@ -125,6 +125,8 @@ const char cli_runtime_help[] =
 	"  --procs V         number of virtual processors\n"
 	"  --threads K       worker threads (VPs computing at once)\n"
 	"  --io KIND         I/O backend: uring (default), aio or sync\n"
+	"  --compress MODE   spilled contexts and messages: off (default), zstd,\n"
+	"                    zstd:LEVEL (-7..19), or auto (zstd where a sample pays)\n"
 	"  --stats           print the runtime statistics at the end\n"
 	"  --stats-json FILE write the runtime statistics as JSON to FILE\n"
 	"  --quiet           no progress bar and no summary\n"
@@ -254,6 +256,11 @@ int cli_runtime_option(struct cli_runtime *rt, const char *cmd, int opt,
 		return opt_uint(cmd, "threads", arg, &rt->cfg.threads);
 	case CLI_OPT_IO:
 		return opt_io(cmd, arg, &rt->cfg.io);
+	case CLI_OPT_COMPRESS:
+		if (pems_parse_compress(arg, &rt->cfg.compress, &rt->cfg.compress_level))
+			return cli_usage("%s: --compress %s: use off, zstd, zstd:LEVEL (-7..19, not 0) or auto",
+					 cmd, arg);
+		return 0;
 	case CLI_OPT_STATS:
 		rt->stats = true;
 		return 0;

@@ -24,12 +24,15 @@ extern "C" {
 #define PEMS_MAX_TMP 16
 
 enum pems_io_kind { PEMS_IO_KIND_URING = 0, PEMS_IO_KIND_AIO = 1, PEMS_IO_KIND_SYNC = 2 };
+/* Compression of spilled contexts and message chunks (docs/formats.md):
+ * off, zstd at compress_level, or auto (zstd where a sample shows it pays). */
+enum pems_compress { PEMS_COMPRESS_OFF = 0, PEMS_COMPRESS_ZSTD = 1, PEMS_COMPRESS_AUTO = 2 };
 
 /* Runtime configuration.  pems_config_init() fills defaults, then applies
  * the environment: PEMS_PROCS, PEMS_THREADS, PEMS_MU, PEMS_MEM (sizes take
  * K/M/G suffixes), PEMS_TMP (colon-separated dirs), PEMS_IO
  * (uring|aio|sync), PEMS_QDEPTH, PEMS_MSG_MEM, PEMS_STACK, PEMS_STATS (1: print at
- * exit, 2: also one line per superstep),
+ * exit, 2: also one line per superstep), PEMS_COMPRESS (zstd[:LEVEL]|auto|off),
  * PEMS_STATS_JSON (file). 0 means "choose for me" for numbers. */
 struct pems_config {
 	unsigned procs;		/* v, total VPs; 0: = maxprocs of bsp_begin */
@@ -52,6 +55,8 @@ struct pems_config {
 	const char *ckpt_dir;
 	unsigned ckpt_every;
 	unsigned ckpt_secs;
+	enum pems_compress compress;	/* spilled data; default off */
+	int compress_level;	/* zstd level (-7..19); 0: 1 */
 };
 
 PEMS_API void pems_config_init(struct pems_config *cfg);
@@ -105,6 +110,9 @@ PEMS_API bool pems_resuming(void);
 /* Parse "64M", "1G", "4096" (K/M/G/T, powers of 1024) into bytes.
  * Returns 0 or -EINVAL. */
 PEMS_API int pems_parse_size(const char *s, size_t *out);
+/* Parse "zstd", "zstd:LEVEL" (-7..19), "auto" or "off" into @mode and
+ * @level (0 when not given).  Returns 0 or -EINVAL. */
+PEMS_API int pems_parse_compress(const char *s, enum pems_compress *mode, int *level);
 PEMS_API const char *pems_strerror(int err);
 /* The configuration in effect (after bsp_begin: with derived values). */
 PEMS_API const struct pems_config *pems_current_config(void);

@@ -58,6 +58,7 @@
 #include <unistd.h>
 
 #include "runtime.h"
+#include "spill.h"
 #include "checkpoint.h"
 #include "crc32c.h"
 
@@ -944,6 +945,9 @@ static void save_streams(struct wr *w, struct pems_rt *rt)
 			} else {
 				put_u64(w, (uint64_t)log_id(rt, c->fd));
 				put_u64(w, c->off);
+				put(w, &c->blk, sizeof(c->blk));	/* as stored (spill.h) */
+				put_u64(w, c->step);
+				put_u64(w, c->writer);
 			}
 		}
 	}
@@ -975,6 +979,10 @@ static void save_state(struct wr *w, struct pems_rt *rt)
 
 		put(w, vp, sizeof(*vp));
 		put(w, vp->regs, vp->nregs * sizeof(*vp->regs));
+		/* the descriptors of its blocks on disk (context.c invariant 5) */
+		put_u64(w, vp->blk ? vp->nblk + 1 : 0);
+		if (vp->blk)
+			put(w, vp->blk, (vp->nblk + 1) * sizeof(*vp->blk));
 	}
 	put(w, &rt->coll, sizeof(rt->coll));
 	put(w, rt->coll.result, rt->coll.rcap);
@@ -1296,6 +1304,18 @@ static void load_vp(struct rd *r, struct pems_rt *rt, struct pems_vp *vp)
 	vp->nregs = vp->capregs = s.nregs;
 	vp->next_reg_id = s.next_reg_id;
 	vp->regs = s.nregs ? get_alloc(r, s.nregs * sizeof(*vp->regs)) : NULL;
+	{
+		uint64_t nb = get_u64(r);
+
+		if (nb > (s.disk_heap + PEMS_CTX_BLOCK - 1) / PEMS_CTX_BLOCK + 1)
+			pems_fatal("resume: %s: bad block table of VP %u", r->path, vp->pid);
+		free(vp->blk);
+		vp->blk = nb ? get_alloc(r, nb * sizeof(*vp->blk)) : NULL;
+		vp->nblk = nb ? (unsigned)nb - 1 : 0;
+		vp->capblk = (unsigned)nb;
+		vp->disk_step = s.disk_step;
+		vp->zimage = s.zimage;
+	}
 	vp->q_buf = s.q_buf;
 	vp->q_pos = s.q_pos;
 	vp->q_len = s.q_len;
@@ -1342,6 +1362,11 @@ static void load_streams(struct rd *r, struct pems_rt *rt)
 					pems_fatal("resume: %s: bad message log", r->path);
 				c->fd = rt->workers[id / PEMS_NLOGS].msg_fd[id % PEMS_NLOGS];
 				c->off = get_u64(r);
+				get(r, &c->blk, sizeof(c->blk));
+				c->step = get_u64(r);
+				c->writer = (unsigned)get_u64(r);
+				if (c->blk.stored > c->len)
+					pems_fatal("resume: %s: bad message chunk", r->path);
 			}
 			if (rt->in[i].tail)
 				rt->in[i].tail->next = c;

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "runtime.h"
+#include "spill.h"
 
 PEMS_API int pems_parse_size(const char *s, size_t *out)
 {
@@ -39,6 +40,35 @@ PEMS_API int pems_parse_size(const char *s, size_t *out)
 	if (v && mul > ~0ull / v)
 		return -ERANGE;
 	*out = (size_t)(v * mul);
+	return 0;
+}
+
+PEMS_API int pems_parse_compress(const char *s, enum pems_compress *mode, int *level)
+{
+	char *end;
+	long l;
+
+	if (!s)
+		return -EINVAL;
+	*level = 0;
+	if (!strcmp(s, "off") || !strcmp(s, "none")) {
+		*mode = PEMS_COMPRESS_OFF;
+		return 0;
+	}
+	if (!strcmp(s, "auto")) {
+		*mode = PEMS_COMPRESS_AUTO;
+		return 0;
+	}
+	if (strncmp(s, "zstd", 4) || (s[4] && s[4] != ':'))
+		return -EINVAL;
+	*mode = PEMS_COMPRESS_ZSTD;
+	if (!s[4])
+		return 0;
+	errno = 0;
+	l = strtol(s + 5, &end, 10);
+	if (errno || end == s + 5 || *end || l < -7 || l > 19 || l == 0)
+		return -EINVAL;
+	*level = (int)l;
 	return 0;
 }
 
@@ -109,6 +139,18 @@ static void env_io(struct pems_config *cfg)
 	}
 }
 
+static void env_compress(struct pems_config *cfg)
+{
+	const char *s = getenv("PEMS_COMPRESS");
+
+	if (!s || !*s)
+		return;
+	if (pems_parse_compress(s, &cfg->compress, &cfg->compress_level)) {
+		fprintf(stderr, "pems: error: PEMS_COMPRESS=%s: use zstd, zstd:LEVEL (-7..19, not 0), auto or off\n", s);
+		exit(1);
+	}
+}
+
 PEMS_API void pems_config_init(struct pems_config *cfg)
 {
 	const char *s;
@@ -126,6 +168,7 @@ PEMS_API void pems_config_init(struct pems_config *cfg)
 	cfg->msg_mem = env_size("PEMS_MSG_MEM", 0);
 	env_tmp(cfg);
 	env_io(cfg);
+	env_compress(cfg);
 	s = getenv("PEMS_STATS");
 	cfg->stats = s && *s && strcmp(s, "0");
 	s = getenv("PEMS_STATS_JSON");
@@ -175,6 +218,10 @@ static void derive_overhead(const struct pems_config *cfg, struct pems_derived *
 	d->chunk = pems_msg_chunk_size(d->msg_budget, cfg->threads, cfg->procs);
 	d->fixed = PEMS_FIXED_OVERHEAD +
 		   (size_t)cfg->threads * pems_msg_bounce_size(cfg->threads, pems_nranks(), d->chunk);
+	/* compression state and buffers of each worker (spill.c) */
+	d->fixed += (size_t)cfg->threads *
+		    pems_spill_mem(cfg->compress, cfg->compress_level, d->chunk,
+				   cfg->threads * pems_nranks());
 }
 
 /*
@@ -241,6 +288,8 @@ PEMS_API size_t pems_overhead(unsigned threads, unsigned procs, size_t mem, size
 	cfg.procs = procs ? procs : 1;
 	cfg.mem = mem;
 	cfg.msg_mem = msg_mem;
+	cfg.compress = pems_current_config()->compress;
+	cfg.compress_level = pems_current_config()->compress_level;
 	derive_overhead(&cfg, &d);
 	return d.fixed + d.msg_budget;
 }

@@ -24,6 +24,14 @@
  *      exceeds rt->rest_budget = ctx_budget - k * mu; without room there
  *      a prefetch is skipped and a write-back is waited for in the run
  *      slot.  Finished VPs stay cached only within rt->cache_limit.
+ *  (5) every extent written is checked when read back (spill.c): the heap
+ *      as blocks of PEMS_CTX_BLOCK bytes at their raw offsets, the stack
+ *      as one block, each with a CRC-32C kept in vp->blk.  With
+ *      compression on for contexts (vp->zimage) each heap block is also
+ *      written on its own, compressed when that pays, through the
+ *      worker's PEMS_ZSTAGES stage buffers: a block's completion packs or
+ *      unpacks it and starts the next one (stage_pump), so a context
+ *      still moves asynchronously, compressed by the worker that owns it.
  *
  * States (vp->where):   DISK --swap_in--> LOADING --read done--> RESIDENT
  *                       RESIDENT --swap_out--> WRITING --write done--> DISK
@@ -38,9 +46,9 @@
 #include <unistd.h>
 
 #include "runtime.h"
+#include "spill.h"
 
 static size_t page_up(size_t x) { return (x + PEMS_PAGE - 1) & ~(size_t)(PEMS_PAGE - 1); }
-static size_t page_down(size_t x) { return x & ~(size_t)(PEMS_PAGE - 1); }
 
 static size_t heap_limit(const struct pems_rt *rt)
 {
@@ -154,6 +162,8 @@ void pems_ctx_teardown(struct pems_rt *rt)
 			free(rt->vps[i].ops);
 			free(rt->vps[i].regs);
 		}
+		for (i = 0; i < rt->vlocal; i++)
+			free(rt->vps[i].blk);
 		free(rt->vps);
 		rt->vps = NULL;
 	}
@@ -204,27 +214,98 @@ static void release(struct pems_rt *rt, struct pems_vp *vp)
 
 static void io_failed(struct pems_rt *rt, struct pems_vp *vp, struct pems_ioop *op)
 {
-	pems_fatal("%s context of VP %u (%zu bytes at offset %llu) in %s: %s%s",
-		   op->req.op == PEMS_IO_WRITE ? "writing" : "reading", vp->pid,
-		   op->req.len, (unsigned long long)op->req.off,
-		   rt->tmpdir[vp->lid % rt->ndirs],
-		   op->req.res < 0 ? strerror((int)-op->req.res) : "short transfer",
+	char path[512];
+	bool w = op->req.op == PEMS_IO_WRITE;
+
+	(void)rt;
+	pems_fatal("%s the context of VP %u (%zu bytes at offset %llu of %s): %s%s",
+		   w ? "writing" : "reading", vp->pid, op->req.len,
+		   (unsigned long long)op->req.off, pems_fd_path(op->req.fd, path, sizeof(path)),
+		   op->req.res < 0 ? strerror((int)-op->req.res) :
+		   w ? "short write" : "short read (scratch file truncated?)",
 		   op->req.res == -ENOSPC ? "; free space or add --tmp dirs" : "");
 }
 
-static void swap_done(struct pems_worker *w, struct pems_ioop *op)
+/* Invariant (5) broken: never run on from bad data. */
+static _Noreturn void ctx_corrupt(struct pems_rt *rt, struct pems_vp *vp, size_t from,
+				  size_t len, int rc)
 {
-	struct pems_vp *vp = op->obj;
+	char path[512];
+
+	pems_fatal("VP %u's context is corrupt: %s in its %s bytes [%zu, %zu), at offset %llu of %s (written in superstep %llu); the scratch disk or memory is failing, or something else wrote into the file",
+		   vp->pid, pems_spill_strerror(rc), from >= vp->disk_sp ? "stack" : "heap",
+		   from, from + len, (unsigned long long)(ctx_file_off(rt, vp) + from),
+		   pems_fd_path(ctx_fd(rt, vp), path, sizeof(path)),
+		   (unsigned long long)vp->disk_step);
+}
+
+static size_t nblocks(size_t heap)
+{
+	return (heap + PEMS_CTX_BLOCK - 1) / PEMS_CTX_BLOCK;
+}
+
+static size_t blk_len(const struct pems_vp *vp, unsigned i)
+{
+	size_t left = vp->disk_heap - (size_t)i * PEMS_CTX_BLOCK;
+
+	return left < PEMS_CTX_BLOCK ? left : PEMS_CTX_BLOCK;
+}
+
+/* Room for the descriptors of @heap bytes of heap blocks and the stack. */
+static void blk_table(struct pems_vp *vp, size_t heap)
+{
+	unsigned n = (unsigned)nblocks(heap);
+
+	if (n + 1 > vp->capblk) {
+		struct pems_blk *b = realloc(vp->blk, (n + 1) * sizeof(*b));
+
+		if (!b)
+			pems_fatal("out of memory for the block table of VP %u", vp->pid);
+		vp->blk = b;
+		vp->capblk = n + 1;
+	}
+	vp->nblk = n;
+}
+
+/* Checksum the extents of a raw write-back (invariant 5). */
+static void sum_extents(struct pems_rt *rt, struct pems_vp *vp)
+{
+	unsigned i;
+
+	for (i = 0; i < vp->nblk; i++)
+		pems_spill_sum(PEMS_SPILL_CTX, vp->base + (size_t)i * PEMS_CTX_BLOCK, blk_len(vp, i), &vp->blk[i]);
+	pems_spill_sum(PEMS_SPILL_CTX, vp->base + vp->disk_sp, rt->mu - vp->disk_sp, &vp->blk[vp->nblk]);
+}
+
+/* Check a raw extent just read: the heap block by block, or the stack. */
+static void check_extent(struct pems_worker *w, struct pems_vp *vp, bool stack)
+{
+	struct pems_rt *rt = w->rt;
+	unsigned i;
+	int rc;
+
+	if (stack) {
+		char *p = vp->base + vp->disk_sp;
+
+		rc = pems_spill_unpack(w, p, &vp->blk[vp->nblk], p, rt->mu - vp->disk_sp);
+		if (rc)
+			ctx_corrupt(rt, vp, vp->disk_sp, rt->mu - vp->disk_sp, rc);
+		return;
+	}
+	for (i = 0; i < vp->nblk; i++) {
+		char *p = vp->base + (size_t)i * PEMS_CTX_BLOCK;
+
+		rc = pems_spill_unpack(w, p, &vp->blk[i], p, blk_len(vp, i));
+		if (rc)
+			ctx_corrupt(rt, vp, (size_t)i * PEMS_CTX_BLOCK, blk_len(vp, i), rc);
+	}
+}
+
+/* All transfers of @vp are done: it is on disk or resident. */
+static void io_all_done(struct pems_worker *w, struct pems_vp *vp)
+{
 	struct pems_rt *rt = w->rt;
 
-	if (op->req.res != (ssize_t)op->req.len)
-		io_failed(rt, vp, op);
-	if (op->req.op == PEMS_IO_WRITE)
-		w->ctx_written += op->req.len;
-	else
-		w->ctx_read += op->req.len;
-	if (--vp->pending_io)
-		return;
 	if (vp->where == VP_LOADING) {
 		vp->where = VP_RESIDENT;
 	} else if (vp->keep) {
@@ -234,6 +315,140 @@ static void swap_done(struct pems_worker *w, struct pems_ioop *op)
 		w->writebacks--;
 		release(rt, vp);
 	}
+}
+
+static void swap_done(struct pems_worker *w, struct pems_ioop *op)
+{
+	struct pems_vp *vp = op->obj;
+	struct pems_rt *rt = w->rt;
+
+	if (op->req.res != (ssize_t)op->req.len)
+		io_failed(rt, vp, op);
+	if (op->req.op == PEMS_IO_WRITE) {
+		w->ctx_written += op->req.len;
+	} else {
+		w->ctx_read += op->req.len;
+		if (!vp->zimage || op == &vp->ops[1])
+			check_extent(w, vp, op == &vp->ops[1]);
+	}
+	if (--vp->pending_io)
+		return;
+	io_all_done(w, vp);
+}
+
+/* ---- block by block, through the worker's stages (invariant 5) ---- */
+
+static struct pems_zstage *stage_free(struct pems_wspill *z)
+{
+	unsigned i;
+
+	for (i = 0; i < PEMS_ZSTAGES; i++)
+		if (!z->stage[i].vp)
+			return &z->stage[i];
+	return NULL;
+}
+
+static void stage_done(struct pems_worker *w, struct pems_ioop *op);
+
+/* Start block @s->blk of @s->vp: pack and write it, or read it. */
+static void stage_start(struct pems_worker *w, struct pems_zstage *s)
+{
+	struct pems_vp *vp = s->vp;
+	struct pems_rt *rt = w->rt;
+	size_t from = (size_t)s->blk * PEMS_CTX_BLOCK, len = blk_len(vp, s->blk);
+	struct pems_blk *b = &vp->blk[s->blk];
+	const char *data;
+	int rc;
+
+	memset(&s->op, 0, sizeof(s->op));
+	if (vp->where == VP_WRITING) {
+		data = pems_spill_pack(w, PEMS_SPILL_CTX, vp->base + from, len, s->buf, len, b);
+		s->op.req.op = PEMS_IO_WRITE;
+		s->op.req.buf = (char *)data;
+	} else {
+		s->op.req.op = PEMS_IO_READ;
+		s->op.req.buf = b->z ? s->buf : vp->base + from;
+	}
+	s->op.req.fd = ctx_fd(rt, vp);
+	s->op.req.len = page_up(b->stored);
+	s->op.req.off = ctx_file_off(rt, vp) + from;
+	s->op.req.user = &s->op;
+	s->op.done = stage_done;
+	s->op.obj = s;
+	rc = pems_io_submit(w->io, &s->op.req);
+	if (rc) {
+		s->op.req.res = rc;
+		s->op.obj = vp;
+		io_failed(rt, vp, &s->op);
+	}
+}
+
+/* Give free stages to the VPs waiting for them, in order. */
+static void stage_pump(struct pems_worker *w)
+{
+	struct pems_wspill *z = pems_wspill(w);
+	struct pems_zstage *s;
+
+	while (z->nwait && (s = stage_free(z))) {
+		struct pems_vp *vp = z->wait[0];
+
+		if (!s->buf && !(s->buf = pems_io_alloc(PEMS_CTX_BLOCK + PEMS_PAGE)))
+			pems_fatal("out of memory for compression buffers");
+		s->vp = vp;
+		s->blk = vp->znext++;
+		if (vp->znext == vp->nblk)
+			memmove(z->wait, z->wait + 1, --z->nwait * sizeof(*z->wait));
+		stage_start(w, s);
+	}
+}
+
+static void stage_done(struct pems_worker *w, struct pems_ioop *op)
+{
+	struct pems_zstage *s = op->obj;
+	struct pems_vp *vp = s->vp;
+	struct pems_rt *rt = w->rt;
+	size_t from = (size_t)s->blk * PEMS_CTX_BLOCK;
+	int rc;
+
+	if (op->req.res != (ssize_t)op->req.len) {
+		op->obj = vp;
+		io_failed(rt, vp, op);
+	}
+	if (op->req.op == PEMS_IO_WRITE) {
+		w->ctx_written += op->req.len;
+	} else {
+		w->ctx_read += op->req.len;
+		rc = pems_spill_unpack(w, op->req.buf, &vp->blk[s->blk], vp->base + from,
+				       blk_len(vp, s->blk));
+		if (rc)
+			ctx_corrupt(rt, vp, from, blk_len(vp, s->blk), rc);
+	}
+	s->vp = NULL;
+	if (!--vp->pending_io)
+		io_all_done(w, vp);
+	stage_pump(w);
+}
+
+/* Queue @vp's heap blocks for the stages. */
+static void stage_queue(struct pems_worker *w, struct pems_vp *vp)
+{
+	struct pems_wspill *z = pems_wspill(w);
+
+	vp->znext = 0;
+	vp->pending_io += (int)vp->nblk;
+	if (!vp->nblk)
+		return;
+	if (z->nwait == z->capwait) {
+		unsigned cap = z->capwait ? 2 * z->capwait : 16;
+		struct pems_vp **n = realloc(z->wait, cap * sizeof(*n));
+
+		if (!n)
+			pems_fatal("out of memory for compression queues");
+		z->wait = n;
+		z->capwait = cap;
+	}
+	z->wait[z->nwait++] = vp;
+	stage_pump(w);
 }
 
 static int submit(struct pems_worker *w, struct pems_vp *vp, int i,
@@ -278,9 +493,22 @@ int pems_ctx_swap_out(struct pems_worker *w, struct pems_vp *vp)
 		return 0;
 	}
 	w->writebacks++;
-	submit(w, vp, 0, PEMS_IO_WRITE, 0, heap);
+	vp->disk_step = rt->superstep;
+	blk_table(vp, heap);
+	vp->zimage = pems_spill_active(PEMS_SPILL_CTX);
+	if (!vp->zimage)
+		sum_extents(rt, vp);
+	else
+		pems_spill_sum(PEMS_SPILL_CTX, vp->base + sp, rt->mu - sp, &vp->blk[vp->nblk]);
+	vp->pending_io++;	/* until every request below is started */
+	if (!vp->zimage)
+		submit(w, vp, 0, PEMS_IO_WRITE, 0, heap);
 	if (sp < rt->mu)
 		submit(w, vp, 1, PEMS_IO_WRITE, sp, rt->mu - sp);
+	if (vp->zimage)
+		stage_queue(w, vp);
+	if (!--vp->pending_io)
+		io_all_done(w, vp);
 	return 0;
 }
 
@@ -304,9 +532,15 @@ bool pems_ctx_swap_in(struct pems_worker *w, struct pems_vp *vp, bool run)
 	if (!run && !pems_ctx_reserve(w, vp, vp->disk_heap + (rt->mu - vp->disk_sp)))
 		return false;
 	vp->where = VP_LOADING;
-	submit(w, vp, 0, PEMS_IO_READ, 0, vp->disk_heap);
+	vp->pending_io++;	/* until every request below is started */
+	if (!vp->zimage)
+		submit(w, vp, 0, PEMS_IO_READ, 0, vp->disk_heap);
 	if (vp->disk_sp < rt->mu)
 		submit(w, vp, 1, PEMS_IO_READ, vp->disk_sp, rt->mu - vp->disk_sp);
+	if (vp->zimage)
+		stage_queue(w, vp);
+	if (!--vp->pending_io)
+		io_all_done(w, vp);
 	return true;
 }
 
@@ -335,51 +569,88 @@ void pems_ctx_wait(struct pems_worker *w, struct pems_vp *vp)
 		pems_worker_reap(w, 1);
 }
 
+/* Read, check and unpack what @vp's block @i (or its stack, @i = nblk)
+ * holds into @out, through the aligned @bounce. */
+static bool read_block(struct pems_rt *rt, struct pems_vp *vp, unsigned i, char *bounce,
+		       char *out)
+{
+	bool stack = i == vp->nblk;
+	size_t from = stack ? vp->disk_sp : (size_t)i * PEMS_CTX_BLOCK;
+	size_t len = stack ? rt->mu - vp->disk_sp : blk_len(vp, i);
+	size_t span = page_up(vp->blk[i].stored);
+	int rc;
+
+	if (pems_io_pread(ctx_fd(rt, vp), bounce, span, ctx_file_off(rt, vp) + from) !=
+	    (ssize_t)span)
+		return false;
+	rt->gets_read += span;
+	rc = pems_spill_unpack(&rt->workers[0], bounce, &vp->blk[i], out, len);
+	if (rc)
+		ctx_corrupt(rt, vp, from, len, rc);
+	return true;
+}
+
 /* Copy @n bytes at @addr of @vp's context into @dst, from memory when
  * resident, else from its context file (invariant 2: bytes outside the
- * two extents are zero).  Used by the barrier to serve bsp_get. */
+ * two extents are zero).  Used by the barrier to serve bsp_get, which
+ * runs while no worker does: it borrows worker 0's decompressor.  Each
+ * block read is checked whole (invariant 5); the last heap block read
+ * is kept for the next get of this barrier. */
 bool pems_ctx_read_bytes(struct pems_rt *rt, struct pems_vp *vp, const char *addr,
 			 void *dst, size_t n)
 {
+	static struct { const struct pems_rt *rt; uint64_t step; const struct pems_vp *vp;
+			unsigned blk; char *bounce, *data; } c;
 	size_t off = (size_t)(addr - vp->base), done = 0;
-	char *bounce;
 
 	if (vp->where == VP_RESIDENT) {
 		memcpy(dst, addr, n);
 		return true;
 	}
-	bounce = pems_io_alloc(PEMS_IO_REQ_SIZE);
-	if (!bounce)
-		return false;
+	if (c.rt != rt || c.step != rt->superstep) {
+		c.rt = rt;
+		c.step = rt->superstep;
+		c.vp = NULL;
+	}
+	if (!c.bounce) {
+		c.bounce = pems_io_alloc(PEMS_CTX_BLOCK + PEMS_PAGE);
+		c.data = pems_io_alloc(PEMS_CTX_BLOCK);
+		if (!c.bounce || !c.data)
+			return false;
+	}
 	while (done < n) {
-		size_t o = off + done, blk = page_down(o);
-		size_t take = PEMS_IO_REQ_SIZE - (o - blk);
+		size_t o = off + done, take;
 
-		if (take > n - done)
-			take = n - done;
 		if (o >= vp->disk_heap && o < vp->disk_sp) {
 			/* a hole between heap and stack: never written */
-			size_t hole_end = vp->disk_sp < o + take ? vp->disk_sp : o + take;
+			take = (vp->disk_sp < off + n ? vp->disk_sp : off + n) - o;
+			memset((char *)dst + done, 0, take);
+		} else if (o < vp->disk_heap) {
+			unsigned i = (unsigned)(o / PEMS_CTX_BLOCK);
+			size_t from = (size_t)i * PEMS_CTX_BLOCK;
 
-			memset((char *)dst + done, 0, hole_end - o);
-			done += hole_end - o;
-			continue;
-		}
-		/* only the pages that hold the bytes (a get of 8 bytes reads
-		 * one page, not a request's worth) */
-		{
-			size_t span = page_up(o - blk + take);
-
-			if (pems_io_pread(ctx_fd(rt, vp), bounce, span,
-					  ctx_file_off(rt, vp) + blk) < (ssize_t)(o - blk + take)) {
-				free(bounce);
+			if ((c.vp != vp || c.blk != i) && !read_block(rt, vp, i, c.bounce, c.data))
 				return false;
-			}
-			rt->gets_read += span;
+			c.vp = vp;
+			c.blk = i;
+			take = from + blk_len(vp, i) - o;
+			if (take > n - done)
+				take = n - done;
+			memcpy((char *)dst + done, c.data + (o - from), take);
+		} else {
+			size_t len = rt->mu - vp->disk_sp;
+			char *b = pems_io_alloc(page_up(len)), *d = malloc(len);
+			bool ok = b && d && read_block(rt, vp, vp->nblk, b, d);
+
+			take = n - done;
+			if (ok)
+				memcpy((char *)dst + done, d + (o - vp->disk_sp), take);
+			free(b);
+			free(d);
+			if (!ok)
+				return false;
 		}
-		memcpy((char *)dst + done, bounce + (o - blk), take);
 		done += take;
 	}
-	free(bounce);
 	return true;
 }

@@ -27,7 +27,12 @@
  *  (5) memory: about 2*k*vlocal chunks exist at a time (open ones, and
  *      partial ones kept from the last superstep), which chunk_size is
  *      derived from; requests are chunk-sized, so a budget that allows
- *      1 MiB chunks gets disk-speed message I/O.
+ *      1 MiB chunks gets disk-speed message I/O;
+ *  (6) a chunk is sealed into a stored block (spill.c): compressed when
+ *      that pays, never larger than raw, with its CRC-32C in c->blk; it
+ *      is checked when read back, before a byte of it is delivered.  A
+ *      compressed chunk is unpacked into its reader's own buffer
+ *      (r->raw), which frees the read-ahead slot at once.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -36,6 +41,7 @@
 #include <string.h>
 
 #include "runtime.h"
+#include "spill.h"
 
 #define RA PEMS_MSG_RA	/* chunks read ahead per stream during delivery */
 
@@ -96,6 +102,7 @@ int pems_msg_setup(struct pems_rt *rt)
 {
 	size_t n = (size_t)rt->nranks * rt->k * rt->vlocal;
 
+	pems_spill_setup(rt);
 	rt->norigins = rt->nranks * rt->k;
 	rt->ra = pems_msg_ra(rt->nranks);
 	rt->chunk_size = rt->d.chunk;
@@ -112,6 +119,8 @@ int pems_msg_setup(struct pems_rt *rt)
 		return -ENOMEM;
 	return 0;
 }
+
+static void readers_free(struct pems_worker *w);
 
 static void stream_free(struct pems_rt *rt, struct pems_stream *s)
 {
@@ -143,6 +152,13 @@ void pems_msg_teardown(struct pems_rt *rt)
 				for (d = 0; d < rt->v; d++)
 					stream_free(rt, &rt->workers[i].out[d]);
 			}
+	pems_spill_report(rt);
+	if (rt->workers)
+		for (i = 0; i < rt->k; i++) {
+			readers_free(&rt->workers[i]);
+			pems_spill_worker_free(&rt->workers[i]);
+		}
+	pems_spill_worker_free(rt->tpw);
 	while ((b = rt->pool_free)) {
 		rt->pool_free = *(char **)b;
 		free(b);
@@ -204,7 +220,28 @@ static void chunk_seal(struct pems_worker *w, struct pems_chunk *c)
 	int par = (int)w->rt->wlog;
 	int rc;
 
-	size_t padded = (c->len + PEMS_PAGE - 1) & ~(size_t)(PEMS_PAGE - 1);
+	size_t padded;
+
+	/* invariant (6): compress into the worker's spare buffer, which
+	 * then changes places with the raw one */
+	if (pems_spill_active(PEMS_SPILL_MSG)) {
+		struct pems_wspill *z = pems_wspill(w);
+
+		if (!z->msgbuf && !(z->msgbuf = pems_io_alloc(w->rt->chunk_size)))
+			pems_fatal("out of memory for compression buffers");
+		if (pems_spill_pack(w, PEMS_SPILL_MSG, c->buf, c->len, z->msgbuf,
+				    w->rt->chunk_size, &c->blk) == z->msgbuf) {
+			char *t = c->buf;
+
+			c->buf = z->msgbuf;
+			z->msgbuf = t;
+		}
+	} else {
+		pems_spill_sum(PEMS_SPILL_MSG, c->buf, c->len, &c->blk);
+	}
+	c->step = w->rt->superstep;
+	c->writer = w->id;
+	padded = (c->blk.stored + PEMS_PAGE - 1) & ~(size_t)(PEMS_PAGE - 1);
 
 	log_reserve(w, par, w->msg_off[par] + padded);
 	c->fd = w->msg_fd[par];
@@ -385,16 +422,22 @@ struct reader {
 	int cur_slot;		/* slot holding c, or -1 when c is in memory */
 	struct pems_rec hdr;
 	bool have_hdr, eof;
+	unsigned dst;		/* destination VP, for messages */
+	char *raw;		/* a compressed chunk unpacked (invariant 6) */
 };
 
 static void slot_done(struct pems_worker *w, struct pems_ioop *op)
 {
 	struct slot *s = op->obj;
 
-	if (op->req.res != (ssize_t)op->req.len)
-		pems_fatal("reading %zu bytes of messages from %s: %s", op->req.len,
-			   w->rt->tmpdir[0],
+	if (op->req.res != (ssize_t)op->req.len) {
+		char path[512];
+
+		pems_fatal("reading the message chunk of superstep %llu from worker %u (%zu bytes at offset %llu of %s): %s",
+			   (unsigned long long)s->c->step, s->c->writer, op->req.len,
+			   (unsigned long long)op->req.off, pems_fd_path(op->req.fd, path, sizeof(path)),
 			   op->req.res < 0 ? strerror((int)-op->req.res) : "short read (scratch file truncated?)");
+	}
 	w->msg_read += op->req.len;
 	s->ready = true;
 }
@@ -419,7 +462,7 @@ static void read_ahead(struct pems_worker *w, struct reader *r)
 		s->op.req.fd = s->c->fd;
 		s->op.req.op = PEMS_IO_READ;
 		s->op.req.buf = s->buf;
-		s->op.req.len = (s->c->len + PEMS_PAGE - 1) & ~(size_t)(PEMS_PAGE - 1);
+		s->op.req.len = (s->c->blk.stored + PEMS_PAGE - 1) & ~(size_t)(PEMS_PAGE - 1);
 		s->op.req.off = s->c->off;
 		s->op.req.user = &s->op;
 		s->op.done = slot_done;
@@ -428,6 +471,21 @@ static void read_ahead(struct pems_worker *w, struct reader *r)
 			pems_fatal("submitting a message read failed");
 		r->ahead = r->ahead->next;
 	}
+}
+
+/* Invariant (6): check the chunk just read (at @stored) and unpack it
+ * into r->data; a mismatch ends the run naming the chunk. */
+static void chunk_check(struct pems_worker *w, struct reader *r, const char *stored)
+{
+	struct pems_chunk *c = r->c;
+	char path[512];
+	int rc = pems_spill_unpack(w, stored, &c->blk, (void *)r->data, c->len);
+
+	if (rc)
+		pems_fatal("the message chunk of superstep %llu from worker %u to VP %u is corrupt: %s in %u bytes at offset %llu of %s; the scratch disk or memory is failing, or something else wrote into the file",
+			   (unsigned long long)c->step, c->writer, r->dst, pems_spill_strerror(rc),
+			   c->blk.stored, (unsigned long long)c->off,
+			   pems_fd_path(c->fd, path, sizeof(path)));
 }
 
 /* Make r->data point at the next chunk; false at end of stream. */
@@ -461,6 +519,14 @@ static bool next_chunk(struct pems_worker *w, struct reader *r)
 		pems_worker_reap(w, 1);
 	r->cur_slot = i;
 	r->data = r->slot[i].buf;
+	if (r->c->blk.z) {
+		if (!r->raw && !(r->raw = malloc(w->rt->chunk_size)))
+			pems_fatal("out of memory for compression buffers");
+		r->data = r->raw;
+		r->slot[i].busy = false;	/* its bytes are unpacked below */
+		r->cur_slot = -1;
+	}
+	chunk_check(w, r, r->slot[i].buf);
 	read_ahead(w, r);
 	return true;
 }
@@ -469,9 +535,11 @@ static bool next_chunk(struct pems_worker *w, struct reader *r)
 static void reader_start(struct pems_worker *w, struct reader *r,
 			 struct pems_stream *s, char *bounce)
 {
+	char *raw = r->raw;
 	int i;
 
 	memset(r, 0, sizeof(*r));
+	r->raw = raw;		/* kept from stream to stream */
 	r->cur_slot = -1;
 	for (i = 0; i < (int)w->rt->ra; i++)
 		r->slot[i].buf = bounce + (size_t)i * w->rt->chunk_size;
@@ -610,6 +678,18 @@ static void prepare_queues(struct pems_rt *rt, struct pems_vp *vp)
 	}
 }
 
+/* The unpack buffers of @w's readers (the readers are freed by sched.c). */
+static void readers_free(struct pems_worker *w)
+{
+	struct reader *r = w->readers;
+	size_t j;
+
+	for (j = 0; r && j < 2 * (size_t)w->rt->norigins; j++) {
+		free(r[j].raw);
+		r[j].raw = NULL;
+	}
+}
+
 int pems_msg_worker_init(struct pems_worker *w)
 {
 	w->readers = calloc(2 * (size_t)w->rt->norigins, sizeof(struct reader));
@@ -628,9 +708,11 @@ void pems_msg_prefetch(struct pems_worker *w, struct pems_vp *vp, int slot)
 	struct pems_rt *rt = w->rt;
 	unsigned i;
 
-	for (i = 0; i < rt->norigins; i++)
+	for (i = 0; i < rt->norigins; i++) {
 		reader_start(w, &readers(w, slot)[i], &rt->in[(size_t)i * rt->vlocal + vp->lid],
 			     w->bounce + ((size_t)slot * rt->norigins + i) * rt->ra * rt->chunk_size);
+		readers(w, slot)[i].dst = vp->pid;
+	}
 	w->pref[slot] = vp;
 }
 

@@ -72,6 +72,13 @@ struct pems_rec {
 };
 
 struct pems_chunk;
+struct pems_wspill;
+/* A spilled block as stored: how to check and unpack it (spill.h). */
+struct pems_blk {
+	uint32_t crc;		/* CRC-32C of the stored bytes (raw: all; compressed: the frame) */
+	uint32_t stored;	/* bytes written, before padding to 4 KiB */
+	bool z;			/* compressed: header + frame, else raw */
+};
 struct pems_stream {
 	struct pems_chunk *head, *tail;
 };
@@ -140,6 +147,12 @@ struct pems_vp {
 	struct pems_ioop *ops;	/* two swap requests (heap, stack) */
 	uint8_t copy;		/* context file copy holding the extents on disk */
 	uint8_t ckpt_copy;	/* the copy the last checkpoint refers to */
+	/* what is on disk, for checking it when read (context.c, spill.h) */
+	struct pems_blk *blk;	/* nblk heap blocks of PEMS_CTX_BLOCK bytes, then the stack */
+	unsigned nblk, capblk;
+	uint64_t disk_step;	/* superstep of the last write-back */
+	bool zimage;		/* written block by block (compression on) */
+	unsigned znext;		/* next block to start (block-by-block transfer) */
 	void *fake_stack;	/* ASan's fake stack while suspended */
 	void *tsan_fiber;	/* TSan's fiber of this VP (sched.c), or NULL */
 };
@@ -183,6 +196,7 @@ struct pems_worker {
 	size_t bounce_size;
 	void *readers;
 	struct pems_vp *pref[2];
+	struct pems_wspill *spill;	/* compression state (spill.c), or NULL */
 };
 
 struct pems_coll_state {
@@ -395,6 +409,9 @@ struct pems_chunk {
 	int fd;
 	struct pems_ioop op;
 	bool writing;
+	struct pems_blk blk;	/* as stored (msg.c invariant 6) */
+	uint64_t step;		/* superstep it was written in */
+	unsigned writer;	/* worker that wrote it (k: the comm thread) */
 };
 
 #endif
