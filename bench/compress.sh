@@ -1,0 +1,193 @@
+#!/bin/bash
+# bench/compress.sh - what --compress does to disk traffic and time, and
+# what the checksums of spilled blocks cost.
+#
+#   bash bench/compress.sh [JOB...]     JOB: sort-runs sort-random aggregate
+#                                       sgd checksum (default: all)
+#
+# Environment (all optional):
+#   BUILD=build           pems-run is $BUILD/pems-run
+#   BENCH_TMP=/work/scratch/compress   inputs, outputs and scratch (one disk)
+#   SORT_SIZE=2G          bytes of u64 keys to sort
+#   MEM=256M              --mem of every run (SORT_SIZE/MEM = 8, as the
+#                         8 GiB sort under --mem 1G); each run is in
+#                         bench/cgrun.sh with a cgroup limit of MEM + 10 %
+#   AGG_ROWS=40M          rows of the aggregate CSV (key,value text)
+#   SGD_ROWS=2M SGD_DIM=1M   sparse LIBSVM rows and features for sgd
+#   MODES="off zstd auto" --compress modes compared
+#   REPEAT=3              runs per mode, interleaved; medians reported
+#   DISK_MBPS=            if set: every run is in a cgroup-v1 blkio group
+#                         that throttles reads and writes of the scratch
+#                         disk to this many MB/s each (a slower disk on the
+#                         same machine: the disk-bound case); PEMS_DISK_BW
+#                         is set to match, for --compress auto
+#
+# Jobs:
+#   sort-runs    pems-run sort of u64 keys in sorted runs: arithmetic
+#                sequences of 1000..100000 keys from a random 48-bit base
+#                with a random step 1..1000 (like timestamps or ids;
+#                zstd -1 makes about 3.6x of them): compressible messages
+#   sort-random  the same on uniform random keys: incompressible; auto
+#                must stay within 3 % of off
+#   aggregate    pems-run aggregate --input-format csv count,sum on CSV
+#                text (1M groups)
+#   sgd          pems-run sgd --sync bsp on sparse LIBSVM rows
+#   checksum     sort-random with PEMS_CHECKSUM=1 and =0 (compression off):
+#                the cost of the CRC-32C of every spilled block
+# Every run prints one line:
+#   algo=… data=… compress=… checksum=… secs=… disk_read=… disk_written=…
+#   msg_written=… ctx_written=… rss=… status=…
+# (disk_* = context + message bytes, the spilled traffic; file I/O of
+# input and output is the same for every mode and not included), then a
+# table of medians (markdown) goes to $RESULTS (default
+# bench/results/<date>/compress.md).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+BUILD=${BUILD:-build}
+RUN=$PWD/$BUILD/pems-run
+TMP=${BENCH_TMP:-/work/scratch/compress}
+SORT_SIZE=${SORT_SIZE:-2G}
+MEM=${MEM:-256M}
+AGG_ROWS=${AGG_ROWS:-40M}
+SGD_ROWS=${SGD_ROWS:-2M}
+SGD_DIM=${SGD_DIM:-1M}
+MODES=${MODES:-off zstd auto}
+REPEAT=${REPEAT:-3}
+RESULTS=${RESULTS:-bench/results/$(date -u +%F)/compress.md}
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+TIMEFORMAT='%U %S'
+JOBS=${*:-sort-runs sort-random aggregate sgd checksum}
+
+[[ -x "$RUN" ]] || { echo "compress.sh: error: $RUN missing; run make" >&2; exit 1; }
+mkdir -p "$TMP/scratch" "$(dirname "$RESULTS")"
+LINES=$TMP/lines.txt
+: >"$LINES"
+BLK=
+if [[ -n ${DISK_MBPS:-} ]]; then
+	BLK=/sys/fs/cgroup/blkio/pems-compress-$$
+	DEV=$(findmnt -no MAJ:MIN -T "$TMP" | tr -d ' ')
+	mkdir "$BLK"
+	trap 'rmdir "$BLK" 2>/dev/null || true' EXIT
+	echo "$DEV $((DISK_MBPS * 1000000))" >"$BLK/blkio.throttle.read_bps_device"
+	echo "$DEV $((DISK_MBPS * 1000000))" >"$BLK/blkio.throttle.write_bps_device"
+	export PEMS_DISK_BW=$((DISK_MBPS * 1000000))	# what auto compares with
+fi
+# inblk CMD...: run CMD inside the blkio group (if any)
+inblk() {
+	if [[ -n $BLK ]]; then
+		bash -c 'echo $$ >"$0/cgroup.procs"; exec "$@"' "$BLK" "$@"
+	else
+		"$@"
+	fi
+}
+LIMIT=$(awk -v m="$MEM" 'BEGIN { u = substr(m, length(m)); v = substr(m, 1, length(m) - 1);
+	f = u == "G" ? 1024 : u == "M" ? 1 : 1 / 1024; printf "%dM", v * f * 1.1 }')
+
+count() { awk -v s="$1" 'BEGIN { u = substr(s, length(s)); v = substr(s, 1, length(s) - 1);
+	m = u == "G" ? 2^30 : u == "M" ? 2^20 : u == "K" ? 2^10 : 1; if (m == 1) v = s; printf "%d", v * m }'; }
+
+gen_inputs() {
+	local job=$1
+	case $job in
+	sort-runs) [[ -f $TMP/runs.u64 ]] ||
+		python3 - "$(count "$SORT_SIZE")" "$TMP/runs.u64" <<'PY'
+import random, sys
+from array import array
+random.seed(7)
+left = int(sys.argv[1]) // 8
+with open(sys.argv[2], 'wb') as f:
+    while left:
+        n = min(left, random.randint(1000, 100000))
+        base, step = random.getrandbits(48), random.randint(1, 1000)
+        array('Q', range(base, base + n * step, step)).tofile(f)
+        left -= n
+PY
+		;;
+	sort-random|checksum) [[ -f $TMP/random.u64 ]] ||
+		"$RUN" gen --quiet --format u64 --count $(($(count "$SORT_SIZE") / 8)) --seed 7 "$TMP/random.u64" ;;
+	aggregate) [[ -f $TMP/rows.csv ]] ||
+		awk -v n="$(count "$AGG_ROWS")" 'BEGIN { srand(7); print "key,value";
+			for (i = 0; i < n; i++) printf "%d,%d\n", int(rand() * 1000000), int(rand() * 2000001) - 1000000 }' >"$TMP/rows.csv" ;;
+	sgd) [[ -f $TMP/train.svm ]] ||
+		"$RUN" gen --quiet --format libsvm --model logistic --count "$SGD_ROWS" --dim "$(count "$SGD_DIM")" --nnz 16 --seed 7 "$TMP/train.svm" ;;
+	esac
+}
+
+# one JOB MODE CHECKSUM: run it in the cgroup, print its line
+one() {
+	local job=$1 mode=$2 sum=$3 json=$TMP/stats.json out rc line cmd cpu
+	rm -f "$json" "$TMP"/out.* 
+	case $job in
+	sort-runs) cmd=(sort --format u64 "$TMP/runs.u64" "$TMP/out.u64") ;;
+	sort-random|checksum) cmd=(sort --format u64 "$TMP/random.u64" "$TMP/out.u64") ;;
+	aggregate) cmd=(aggregate --input-format csv --agg count,sum "$TMP/rows.csv" "$TMP/out.csv") ;;
+	sgd) cmd=(sgd --model logistic --format libsvm --data "$TMP/train.svm" --dim "$(count "$SGD_DIM")"
+		  --sync bsp --batch 256 --epochs 1 --out "$TMP/out.model") ;;
+	esac
+	sync	# others' dirty pages are not flushed inside a throttled group
+	# bash's time: user + sys of the whole tree (cgrun, time, pems-run)
+	set +e
+	{ time inblk env PEMS_CHECKSUM=$sum bash bench/cgrun.sh "$LIMIT" -- "$RUN" "${cmd[@]}" --quiet \
+		--mem "$MEM" --tmp "$TMP/scratch" --compress "$mode" --stats-json "$json" \
+		>/dev/null 2>"$TMP/err.txt"; } 2>"$TMP/time.txt"
+	rc=$?
+	set -e
+	out=$(cat "$TMP/err.txt")
+	cpu=$(awk '{ print $1 + $2 }' "$TMP/time.txt")
+	line=$(python3 - "$json" "$job" "$mode" "$sum" "$rc" "$out" "$cpu" <<'PY'
+import json, os, re, sys
+path, job, mode, csum, rc, out, cpu = sys.argv[1:]
+m = dict(re.findall(r'(\w+)=(\S+)', out.splitlines()[-1] if out.strip() else ''))
+try:
+    s = json.load(open(path))
+except Exception:
+    s = {}
+g = lambda k: int(s.get(k, 0))
+print(f"algo={job.split('-')[0]} data={job} compress={mode} checksum={csum} disk_mbps={os.environ.get('DISK_MBPS') or 'full'} secs={m.get('secs', '?')} cpu={cpu} "
+      f"disk_read={g('ctx_read') + g('msg_read')} disk_written={g('ctx_written') + g('msg_written')} "
+      f"msg_written={g('msg_written')} ctx_written={g('ctx_written')} rss={int(m.get('rss_kb', 0)) * 1024} "
+      f"status={'ok' if rc == '0' else 'rc' + rc}")
+PY
+)
+	echo "$line" | tee -a "$LINES"
+	[[ $rc == 0 ]] || echo "$out" | tail -5 >&2
+}
+
+for job in $JOBS; do
+	gen_inputs "$job"
+	for ((r = 0; r < REPEAT; r++)); do
+		if [[ $job == checksum ]]; then
+			one "$job" off 1
+			one "$job" off 0
+		else
+			# rotate the order so that no mode always runs first
+			read -ra ms <<<"$MODES"
+			for ((i = 0; i < ${#ms[@]}; i++)); do
+				one "$job" "${ms[(i + r) % ${#ms[@]}]}" 1
+			done
+		fi
+	done
+done
+
+python3 - "$LINES" "$RESULTS" <<'PY'
+import re, statistics, sys, subprocess, datetime
+lines = [dict(re.findall(r'(\w+)=(\S+)', l)) for l in open(sys.argv[1]) if l.strip()]
+groups = {}
+for l in lines:
+    if l.get('status') != 'ok':
+        continue
+    groups.setdefault((l['data'] + (' @' + l['disk_mbps'] + ' MB/s' if l.get('disk_mbps', 'full') != 'full' else ''),
+                       l['compress'], l['checksum']), []).append(l)
+med = lambda g, k: statistics.median(float(x[k]) for x in g)
+out = [f"compress.sh, {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC, "
+       f"{subprocess.getoutput('nproc')} CPUs, {subprocess.getoutput('uname -r')}", "",
+       "| data | compress | checksum | runs | secs (median) | cpu secs (median) | spilled read | spilled written | written / off |",
+       "|---|---|---|---:|---:|---:|---:|---:|---:|"]
+for (data, mode, cs), g in groups.items():
+    base = groups.get((data, 'off', '1')) or g
+    w = med(g, 'disk_written'); wb = med(base, 'disk_written')
+    out.append(f"| {data} | {mode} | {'on' if cs == '1' else 'off'} | {len(g)} | {med(g, 'secs'):.2f} | {med(g, 'cpu'):.2f} | "
+               f"{med(g, 'disk_read') / 2**20:.0f} MiB | {w / 2**20:.0f} MiB | {w / wb if wb else 1:.3f} |")
+open(sys.argv[2], 'w').write('\n'.join(out) + '\n')
+print('\n'.join(out))
+PY
