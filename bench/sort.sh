@@ -15,6 +15,9 @@
 #   IMPLS="pems pems-rec100 gnu-sort stxxl stxxl-rec100 ceiling"  contenders
 #   FIO_SIZE=2G         bytes per fio job for the I/O ceiling
 #   KEEP_DATA=1         keep generated inputs in $BENCH_TMP/data for reuse
+#   APPEND=1            add to RESULTS_DIR/sort.csv instead of starting it
+#                       afresh (e.g. a 16G point run later); the table and
+#                       plot cover every row
 #   REPEAT=1            runs per contender and size (interleaved with the
 #                       other contenders on the same input); the ratio
 #                       table and the plot use the median of the ok runs
@@ -29,7 +32,10 @@
 #   ceiling       2N/read_bw + 2N/write_bw with fio's O_DIRECT sequential
 #                 bandwidths on the scratch disk (the ~4N bytes of traffic
 #                 a 2-pass sort needs, at full speed)
-# Every output is checked (untimed) with `pems-run verify --against`.
+# Every output is checked (untimed) with `pems-run verify --against`, then
+# deleted with the contender's temporary files; each input is deleted
+# once its contenders are done (unless KEEP_DATA=1), so the disk holds at
+# most one input, one output and one contender's temporary files (~3N).
 # A contender whose binary is missing is skipped with a message.  Each run
 # prints one line:
 #   algo=sort impl=… format=… bytes=… secs=… mbps=… rss=… cg_peak=… status=…
@@ -86,7 +92,9 @@ if ((REPORT_ONLY)); then
 	mkdir -p "$RESULTS_DIR/logs"
 else
 	mkdir -p "$BENCH_TMP/data" "$RESULTS_DIR/logs" || die "cannot create $BENCH_TMP or $RESULTS_DIR"
-	echo "impl,format,bytes,mem,limit,secs,mbps,rss_bytes,cg_peak_bytes,rc,status" >"$CSV"
+	if [[ "${APPEND:-0}" != 1 || ! -s "$CSV" ]]; then
+		echo "impl,format,bytes,mem,limit,secs,mbps,rss_bytes,cg_peak_bytes,rc,status" >"$CSV"
+	fi
 fi
 
 # ---- contenders' binaries --------------------------------------------------
@@ -254,6 +262,8 @@ run_impl() {
 			"$STXXL_BIN" --format "$fmt" "$MEM_B" "$TMPD" "$in" "$OUT"
 		((M_RC)) || check "$impl" "$fmt" "$in" "$OUT" "$log" ;;
 	esac
+	# free the disk at once: at 16 GiB input + output + temp is ~50 GB
+	rm -rf "$OUT" "$OUT".tmp.* "$TMPD"
 	return 0
 }
 
@@ -263,7 +273,7 @@ for size in "${SIZES[@]}"; do
 	((N > 0)) || die "size '$size' is too small"
 	free=$(df -B1 --output=avail "$BENCH_TMP" | tail -n 1)
 	if ((free < 3 * N + (1 << 30))); then
-		msg "skipping size $size: needs ~$(((3 * N) >> 30 + 1)) GiB free in $BENCH_TMP, has $((free >> 30)) GiB"
+		msg "skipping size $size: needs ~$((((3 * N) >> 30) + 1)) GiB free in $BENCH_TMP, has $((free >> 30)) GiB"
 		continue
 	fi
 	OUT=$BENCH_TMP/out
