@@ -117,10 +117,12 @@ struct pems_groupby_plan *pems_groupby_plan(const uint64_t *keys, size_t m);
 
 /* Collective, inside an SPMD section: every VP passes its @n rows (keys
  * and values at @rows as {u64 key, i64 value} pairs, pems_malloc'd; the
- * call takes ownership and frees them).  Rows are pre-aggregated in a
- * bounded table of about @table_bytes (0: n*4 bytes) -- skipped when a
- * probe shows little reduction, except for the heavy keys found by a
- * plan -- then the partial results are repartitioned by sampled
+ * call takes ownership and frees them).  Rows are pre-aggregated: when
+ * every aggregate is a built-in, in a cache-sized table that is flushed
+ * when full (rows pass through raw while it shows little reduction);
+ * otherwise in a bounded table of about @table_bytes (0: n*4 bytes),
+ * skipped when a probe shows little reduction; heavy keys found by the
+ * plan always.  Then the partial results are repartitioned by sampled
  * key ranges of @plan: VP i ends up owning every group whose key lies in its
  * range, ranges increasing with i.  Ends with (and includes) a few
  * bsp_syncs.  Returns this VP's groups (pems_groupby_free it); *ngroups
