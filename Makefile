@@ -125,6 +125,7 @@ FUZZ_SRC_cli = $(wildcard tests/fuzz/cli_*.c) tests/fuzz/stub_main.c
 FUZZ_OBJ_cli = $(patsubst %.c,$(BUILD)/%.o,$(filter-out \
 	$(patsubst tests/fuzz/cli_%.c,cli/%.c,$(wildcard tests/fuzz/cli_*.c)),$(FUZZ_CLI_LIB)))
 FUZZ_SRC_records = tests/fuzz/stub_main.c
+FUZZ_INC_manifest = -Iio -Ipems	# pems/checkpoint.h: the parser is internal
 FUZZ_OBJ_records = $(patsubst %.c,$(BUILD)/%.o,$(filter-out cli/verify.c,$(FUZZ_CLI_LIB)))
 FUZZ_REPLAY = $(FUZZ_TARGETS:%=$(BUILD)/fuzz/replay-%)
 FUZZ_BIN = $(FUZZ_TARGETS:%=$(BUILD)/fuzz/fuzz-%)
@@ -135,12 +136,12 @@ all-tests: $(FUZZ_REPLAY)
 $(BUILD)/fuzz/replay-%: tests/fuzz/replay.c tests/fuzz/fuzz_%.c $$(FUZZ_SRC_$$*) $$(FUZZ_OBJ_$$*) $(FUZZ_DEPS)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $@")
-	$(Q)$(CC) $(CFLAGS_BASE) $(INC_fuzz) -o $@ tests/fuzz/replay.c tests/fuzz/fuzz_$*.c \
+	$(Q)$(CC) $(CFLAGS_BASE) $(INC_fuzz) $(FUZZ_INC_$*) -o $@ tests/fuzz/replay.c tests/fuzz/fuzz_$*.c \
 		$(FUZZ_SRC_$*) tests/fuzz/fuzz_util.c $(FUZZ_OBJ_$*) $(BUILD)/libpems.a $(LDLIBS)
 $(BUILD)/fuzz/fuzz-%: tests/fuzz/fuzz_%.c $$(FUZZ_SRC_$$*) $$(FUZZ_OBJ_$$*) $(FUZZ_DEPS)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  FUZZ    $@")
-	$(Q)$(CC) $(CFLAGS_BASE) -fsanitize=fuzzer $(INC_fuzz) -o $@ tests/fuzz/fuzz_$*.c \
+	$(Q)$(CC) $(CFLAGS_BASE) -fsanitize=fuzzer $(INC_fuzz) $(FUZZ_INC_$*) -o $@ tests/fuzz/fuzz_$*.c \
 		$(FUZZ_SRC_$*) tests/fuzz/fuzz_util.c $(FUZZ_OBJ_$*) $(BUILD)/libpems.a $(LDLIBS)
 
 fuzz:
