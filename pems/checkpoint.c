@@ -287,13 +287,15 @@ void pems_manifest_free(struct pems_manifest *m)
 
 static bool parse_config(struct pems_manifest *m, const struct toks *tk)
 {
-	return tk->count == 12 && tok_uint(tk, 1, 1u << 30, &m->v) &&
+	/* !m->tmp first: a second config line must not change ndirs under
+	 * the tmp array of the first (found by tests/fuzz/fuzz_manifest.c) */
+	return !m->tmp && tk->count == 12 && tok_uint(tk, 1, 1u << 30, &m->v) &&
 	       tok_uint(tk, 2, 64, &m->k) && tok_uint(tk, 3, 1u << 20, &m->p) &&
 	       tok_uint(tk, 4, 2, &m->io) && tok_uint(tk, 5, PEMS_MAX_TMP, &m->ndirs) &&
 	       m->ndirs >= 1 && tok_u64(tk, 6, 10, &m->mu) && tok_u64(tk, 7, 10, &m->mem) &&
 	       tok_u64(tk, 8, 10, &m->stack) && tok_u64(tk, 9, 10, &m->msg_mem) &&
 	       tok_u64(tk, 10, 10, &m->chunk) && tok_uint(tk, 11, PEMS_NLOGS - 1, &m->wlog) &&
-	       !m->tmp && (m->tmp = calloc(m->ndirs, sizeof(char *))) != NULL;
+	       (m->tmp = calloc(m->ndirs, sizeof(char *))) != NULL;
 }
 
 static bool parse_file(struct pems_manifest *m, const struct toks *tk)
