@@ -792,7 +792,7 @@ static void sgd_spmd(void *arg)
 		pems_free(raw);
 	}
 	for (epoch = 0; go && epoch < j->epochs; epoch++) {
-		double eloss = 0, erows = 0;
+		double eloss = 0, erows = 0, tl;
 
 		for (i = 0; i < nsh; i++)
 			sh[i].pos = sh[i].lo;
@@ -848,10 +848,12 @@ static void sgd_spmd(void *arg)
 			G.diverged = true;
 			break;
 		}
-		G.train_loss = erows ? eloss / erows : NAN;
+		tl = erows ? eloss / erows : NAN;
+		if (bsp_pid() == 0)
+			G.train_loss = tl;	/* one writer: VPs run on several threads */
 		if (G.have_test) {
 			superstep++;
-			if (!evaluate(sh, nsh, w, red, epoch + 1, superstep, G.train_loss))
+			if (!evaluate(sh, nsh, w, red, epoch + 1, superstep, tl))
 				break;
 		}
 		if (pid == 0)
