@@ -94,10 +94,12 @@ static struct {
 	uint64_t err_off;	/* byte offset of the bad row/line */
 	uint64_t err_row;	/* dense: row index */
 	char err_msg[256];
-	bool diverged;
-	bool any_err;		/* some VP (any rank) hit a data error */
-	uint64_t div_superstep;
-	unsigned div_epoch;
+	/* set by every VP of a rank at once, with the same all-reduced
+	 * values: atomic, so that this is not a data race */
+	atomic_bool diverged;
+	atomic_bool any_err;	/* some VP (any rank) hit a data error */
+	_Atomic uint64_t div_superstep;
+	atomic_uint div_epoch;
 	double train_loss, test_loss, test_acc;
 	unsigned epochs_done;
 } G = { .err_mu = PTHREAD_MUTEX_INITIALIZER };
