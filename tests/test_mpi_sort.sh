@@ -61,6 +61,8 @@ sort_with() {
 	rc=$?
 	echo "  sort $fmt $(basename "$in") np=$np: exit $rc, $(secs "$t0")s"
 	if ((rc != 0)); then
+		# Open MPI's abort banner is long: show pems' own lines first
+		grep -a -m 8 'pems' "$T/log" | sed 's/^/    ! /'
 		sed 's/^/    | /' "$T/log" | tail -n 20
 		return 1
 	fi
