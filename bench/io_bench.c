@@ -343,7 +343,7 @@ int main(int argc, char **argv)
 		report(&b, secs);
 	pems_io_destroy(b.io);
 	free(b.reqs);
-	free(b.bufs);
+	pems_io_free(b.bufs, (size_t)b.qd * b.bs);
 	if (b.fd >= 0)
 		close(b.fd);
 	return ret ? 1 : 0;

@@ -298,7 +298,7 @@ PEMS_API long long pems_file_read_pieces(int h, void *out, const uint64_t *offs,
 		while (x.pending)
 			pems_worker_reap(w, 1);
 		if (x.err) {
-			free(bounce);
+			pems_io_free(bounce, (size_t)BATCH * BLK);
 			return x.err;
 		}
 		for (j = 0; j < m; j++) {
@@ -306,13 +306,13 @@ PEMS_API long long pems_file_read_pieces(int h, void *out, const uint64_t *offs,
 
 			/* a piece at the very end may come back short: EOF */
 			if ((uint64_t)ops[j].op.req.res < o - a + len) {
-				free(bounce);
+				pems_io_free(bounce, (size_t)BATCH * BLK);
 				return -EIO;
 			}
 			memcpy((char *)out + (i + j) * len, bounce + j * BLK + (o - a), len);
 			w->file_read += ops[j].op.req.len;
 		}
 	}
-	free(bounce);
+	pems_io_free(bounce, (size_t)BATCH * BLK);
 	return (long long)(n * len);
 }

@@ -99,9 +99,19 @@ int pems_io_open(const char *path, int flags, int mode, bool *direct);
 int pems_io_backend_parse(const char *name, enum pems_io_backend *out);
 const char *pems_io_backend_name(enum pems_io_backend backend);
 
-/* Allocate @len bytes (rounded up to a multiple of PEMS_IO_ALIGN)
- * aligned to PEMS_IO_ALIGN (free with free()).  Returns NULL on failure. */
+/* Allocate a buffer for direct I/O of @len bytes, aligned to
+ * PEMS_IO_ALIGN.  Buffers of PEMS_IO_REQ_SIZE or more are mapped on their
+ * own, 2 MiB-aligned and rounded up to whole 2 MiB pages, with a
+ * transparent-huge-page hint (not with PEMS_NO_THP set in the
+ * environment), so that a request is one physically contiguous DMA
+ * segment instead of one per 4 KiB page (see io.c).  Returns NULL on
+ * failure.  Free with pems_io_free() and the same @len. */
 void *pems_io_alloc(size_t len);
+/* Bytes pems_io_alloc(@len) really takes (what a memory budget must
+ * count); 0 if @len is too large. */
+size_t pems_io_alloc_size(size_t len);
+/* Free a buffer of pems_io_alloc(@len).  NULL is a no-op. */
+void pems_io_free(void *buf, size_t len);
 
 /* pread(2), pwrite(2) and fallocate(2) for the I/O the runtime does
  * outside an engine, with PEMS_IO_FAULT applied (io_fault.c; for tests).

@@ -216,8 +216,10 @@ static void derive_overhead(const struct pems_config *cfg, struct pems_derived *
 	if (d->msg_budget < (4u << 20))
 		d->msg_budget = 4u << 20;
 	d->chunk = pems_msg_chunk_size(d->msg_budget, cfg->threads, cfg->procs);
+	/* what pems_io_alloc really takes: whole huge pages from 1 MiB up */
 	d->fixed = PEMS_FIXED_OVERHEAD +
-		   (size_t)cfg->threads * pems_msg_bounce_size(cfg->threads, pems_nranks(), d->chunk);
+		   (size_t)cfg->threads *
+		   pems_io_alloc_size(pems_msg_bounce_size(cfg->threads, pems_nranks(), d->chunk));
 	/* compression state and buffers of each worker (spill.c) */
 	d->fixed += (size_t)cfg->threads *
 		    pems_spill_mem(cfg->compress, cfg->compress_level, d->chunk,

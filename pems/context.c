@@ -645,7 +645,7 @@ bool pems_ctx_read_bytes(struct pems_rt *rt, struct pems_vp *vp, const char *add
 			take = n - done;
 			if (ok)
 				memcpy((char *)dst + done, d + (o - vp->disk_sp), take);
-			free(b);
+			pems_io_free(b, page_up(len));
 			free(d);
 			if (!ok)
 				return false;

@@ -47,11 +47,62 @@
 
 /* ---- buffer pool ---- */
 
+/*
+ * Chunk buffers are cut from slabs of SLAB bytes: pems_io_alloc puts
+ * buffers of 1 MiB and more on huge pages (one DMA segment per request,
+ * io.c), so 1 MiB chunks cut two from a 2 MiB slab get that without
+ * costing 2 MiB each.  pool_count counts every chunk of every slab, so
+ * it measures the memory really taken; a whole slab is taken only while
+ * it fits under pool_max, else the smallest allocation.  Chunk buffers
+ * are freed only with their slab, at teardown.
+ */
+#define SLAB (2u << 20)
+
+struct pems_slab {
+	struct pems_slab *next;
+	char *buf;
+	size_t len;
+};
+
+/* Chunks of the next allocation; called with pool_lock held. */
+static size_t pool_batch(const struct pems_rt *rt)
+{
+	size_t cs = rt->chunk_size, n = SLAB / cs;
+
+	if (n < 1 || rt->pool_count + n > rt->pool_max)
+		n = 1;
+	/* use all that the allocation takes: a lone 1 MiB chunk costs 2 */
+	return pems_io_alloc_size(n * cs) / cs;
+}
+
+/* A slab of @n chunks: returns the first, the others go on the free list. */
+static char *pool_grow(struct pems_rt *rt, size_t n)
+{
+	struct pems_slab *s = malloc(sizeof(*s));
+	size_t i;
+
+	if (!s || !(s->buf = pems_io_alloc(n * rt->chunk_size)))
+		pems_fatal("out of memory for message buffers");
+	s->len = n * rt->chunk_size;
+	pthread_mutex_lock(&rt->pool_lock);
+	s->next = rt->slabs;
+	rt->slabs = s;
+	for (i = 1; i < n; i++) {
+		char *b = s->buf + i * rt->chunk_size;
+
+		*(char **)b = rt->pool_free;
+		rt->pool_free = b;
+	}
+	pthread_mutex_unlock(&rt->pool_lock);
+	return s->buf;
+}
+
 static char *pool_get(struct pems_worker *w)
 {
 	struct pems_rt *rt = w->rt;
 	static bool warned;
 	char *b;
+	size_t n;
 
 	for (;;) {
 		pthread_mutex_lock(&rt->pool_lock);
@@ -63,12 +114,10 @@ static char *pool_get(struct pems_worker *w)
 				warned = true;
 				fprintf(stderr, "pems: warning: message buffers exceed their share of --mem; raise --mem or lower --procs\n");
 			}
-			rt->pool_count++;
+			n = pool_batch(rt);
+			rt->pool_count += n;
 			pthread_mutex_unlock(&rt->pool_lock);
-			b = pems_io_alloc(rt->chunk_size);
-			if (!b)
-				pems_fatal("out of memory for message buffers");
-			return b;
+			return pool_grow(rt, n);
 		}
 		pthread_mutex_unlock(&rt->pool_lock);
 		if (b)
@@ -138,7 +187,7 @@ static void stream_free(struct pems_rt *rt, struct pems_stream *s)
 void pems_msg_teardown(struct pems_rt *rt)
 {
 	size_t i, n = (size_t)rt->norigins * rt->vlocal;
-	char *b;
+	struct pems_slab *s;
 
 	for (i = 0; rt->in && rt->in_next && i < n; i++) {
 		stream_free(rt, &rt->in[i]);
@@ -159,9 +208,11 @@ void pems_msg_teardown(struct pems_rt *rt)
 			pems_spill_worker_free(&rt->workers[i]);
 		}
 	pems_spill_worker_free(rt->tpw);
-	while ((b = rt->pool_free)) {
-		rt->pool_free = *(char **)b;
-		free(b);
+	rt->pool_free = NULL;	/* every chunk buffer is in a slab */
+	while ((s = rt->slabs)) {
+		rt->slabs = s->next;
+		pems_io_free(s->buf, s->len);
+		free(s);
 	}
 	free(rt->in);
 	free(rt->in_next);

@@ -264,6 +264,7 @@ struct pems_rt {
 	size_t chunk_size;
 	pthread_mutex_t pool_lock;
 	char *pool_free;		/* free list of chunk buffers */
+	struct pems_slab *slabs;	/* what the chunk buffers are cut from */
 	size_t pool_count, pool_max;
 	/* by global pid (summed over ranks at the barrier) */
 	atomic_uint_fast64_t *xchg_in;	/* exchange bytes addressed to each VP */

@@ -864,7 +864,7 @@ static void rt_free(struct pems_rt *rt)
 
 			pems_io_destroy(w->io);
 			free(w->out);
-			free(w->bounce);
+			pems_io_free(w->bounce, w->bounce_size);
 			free(w->readers);
 			free(w->gets);
 			for (j = 0; j < PEMS_NLOGS; j++)

@@ -128,9 +128,9 @@ void pems_spill_worker_free(struct pems_worker *w)
 		return;
 	ZSTD_freeCCtx((ZSTD_CCtx *)z->cc);
 	ZSTD_freeDCtx((ZSTD_DCtx *)z->dc);
-	free(z->msgbuf);
+	pems_io_free(z->msgbuf, w->rt->chunk_size);
 	for (i = 0; i < PEMS_ZSTAGES; i++)
-		free(z->stage[i].buf);
+		pems_io_free(z->stage[i].buf, PEMS_CTX_BLOCK + PEMS_PAGE);
 	free(z->wait);
 	free(z);
 	w->spill = NULL;
