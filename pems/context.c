@@ -533,8 +533,16 @@ bool pems_ctx_swap_in(struct pems_worker *w, struct pems_vp *vp, bool run)
 		return false;
 	vp->where = VP_LOADING;
 	vp->pending_io++;	/* until every request below is started */
-	if (!vp->zimage)
+	if (!vp->zimage) {
+		/* release() took the huge-page hint away; the read fills the
+		 * whole heap extent, so hinting its 2 MiB-aligned interior
+		 * costs no memory beyond what is reserved, and makes each
+		 * 1 MiB of the read one DMA segment instead of 256 (io.c: a
+		 * request over 4 KiB pages can fill a virtio ring on its own
+		 * and be split). */
+		pems_heap_hint(vp->base, vp->disk_heap);
 		submit(w, vp, 0, PEMS_IO_READ, 0, vp->disk_heap);
+	}
 	if (vp->disk_sp < rt->mu)
 		submit(w, vp, 1, PEMS_IO_READ, vp->disk_sp, rt->mu - vp->disk_sp);
 	if (vp->zimage)
