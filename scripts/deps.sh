@@ -11,7 +11,7 @@ set -euo pipefail
 
 BUILD_PKGS=(build-essential pkg-config liburing-dev libaio-dev
 	    libopenmpi-dev openmpi-bin libzstd-dev check time)
-BENCH_PKGS=(fio libstxxl-dev g++ gnuplot-nox sqlite3 coreutils)
+BENCH_PKGS=(fio libstxxl-dev g++ gnuplot-nox sqlite3 coreutils linux-perf e2fsprogs)
 
 want=("${BUILD_PKGS[@]}")
 for arg in "$@"; do
