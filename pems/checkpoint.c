@@ -1351,12 +1351,7 @@ static void load_streams(struct rd *r, struct pems_rt *rt)
 			if (c->len > rt->chunk_size)
 				pems_fatal("resume: %s: bad message chunk", r->path);
 			if (id == PEMS_NONE) {
-				c->buf = pems_io_alloc(rt->chunk_size);
-				if (!c->buf)
-					pems_fatal("resume: out of memory");
-				pthread_mutex_lock(&rt->pool_lock);
-				rt->pool_count++;
-				pthread_mutex_unlock(&rt->pool_lock);
+				c->buf = pems_msg_buf_new(rt);
 				get(r, c->buf, c->len);
 				c->off = PEMS_NONE;
 			} else {

@@ -97,6 +97,25 @@ static char *pool_grow(struct pems_rt *rt, size_t n)
 	return s->buf;
 }
 
+/* A chunk buffer for a stream rebuilt outside the workers (resume from a
+ * checkpoint): the pool's, counted like any other; never waits. */
+char *pems_msg_buf_new(struct pems_rt *rt)
+{
+	char *b;
+	size_t n = 0;
+
+	pthread_mutex_lock(&rt->pool_lock);
+	b = rt->pool_free;
+	if (b) {
+		rt->pool_free = *(char **)b;
+	} else {
+		n = pool_batch(rt);
+		rt->pool_count += n;
+	}
+	pthread_mutex_unlock(&rt->pool_lock);
+	return b ? b : pool_grow(rt, n);
+}
+
 static char *pool_get(struct pems_worker *w)
 {
 	struct pems_rt *rt = w->rt;

@@ -336,6 +336,7 @@ void pems_msg_prefetch(struct pems_worker *w, struct pems_vp *vp, int slot);
 int pems_msg_worker_init(struct pems_worker *w);
 size_t pems_msg_bounce_size(unsigned k, unsigned nranks, size_t chunk);
 unsigned pems_msg_ra(unsigned nranks);
+char *pems_msg_buf_new(struct pems_rt *rt);
 size_t pems_msg_chunk_size(size_t budget, unsigned k, unsigned vlocal);
 
 /* registration lookups (bsp.c) */
