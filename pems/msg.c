@@ -292,20 +292,19 @@ static void chunk_seal(struct pems_worker *w, struct pems_chunk *c)
 
 	size_t padded;
 
-	/* invariant (6): compress into the worker's spare buffer, which
-	 * then changes places with the raw one */
+	/* invariant (6): compress into the worker's spare buffer, then copy
+	 * the (smaller) frame back.  Swapping the two buffers would be
+	 * cheaper but would move a slab piece into the worker and a
+	 * standalone buffer into the slab pool, each later freed by the
+	 * wrong owner. */
 	if (pems_spill_active(PEMS_SPILL_MSG)) {
 		struct pems_wspill *z = pems_wspill(w);
 
 		if (!z->msgbuf && !(z->msgbuf = pems_io_alloc(w->rt->chunk_size)))
 			pems_fatal("out of memory for compression buffers");
 		if (pems_spill_pack(w, PEMS_SPILL_MSG, c->buf, c->len, z->msgbuf,
-				    w->rt->chunk_size, &c->blk) == z->msgbuf) {
-			char *t = c->buf;
-
-			c->buf = z->msgbuf;
-			z->msgbuf = t;
-		}
+				    w->rt->chunk_size, &c->blk) == z->msgbuf)
+			memcpy(c->buf, z->msgbuf, c->blk.stored);
 	} else {
 		pems_spill_sum(PEMS_SPILL_MSG, c->buf, c->len, &c->blk);
 	}
