@@ -153,6 +153,19 @@ int pems_ctx_setup(struct pems_rt *rt)
 	return 0;
 }
 
+/* The last heap block read for a get, kept for the next get of the same
+ * barrier.  Keyed by runtime, superstep, VP and block; pems_ctx_teardown
+ * clears it, because a later runtime of the same process (tests under
+ * MPI run many) may get the same addresses and restart at superstep 0,
+ * and a stale hit returned an earlier run's bytes. */
+static struct {
+	const struct pems_rt *rt;
+	uint64_t step;
+	const struct pems_vp *vp;
+	unsigned blk;
+	char *bounce, *data;	/* kept for the process */
+} gc;
+
 void pems_ctx_teardown(struct pems_rt *rt)
 {
 	unsigned i;
@@ -167,6 +180,8 @@ void pems_ctx_teardown(struct pems_rt *rt)
 		free(rt->vps);
 		rt->vps = NULL;
 	}
+	gc.rt = NULL;	/* see gc */
+	gc.vp = NULL;
 	/* the region stays mapped: VP 0 may still be running after bsp_end,
 	 * and pointers into contexts may be held by the caller; it is
 	 * released with the process */
@@ -607,23 +622,21 @@ static bool read_block(struct pems_rt *rt, struct pems_vp *vp, unsigned i, char 
 bool pems_ctx_read_bytes(struct pems_rt *rt, struct pems_vp *vp, const char *addr,
 			 void *dst, size_t n)
 {
-	static struct { const struct pems_rt *rt; uint64_t step; const struct pems_vp *vp;
-			unsigned blk; char *bounce, *data; } c;
 	size_t off = (size_t)(addr - vp->base), done = 0;
 
 	if (vp->where == VP_RESIDENT) {
 		memcpy(dst, addr, n);
 		return true;
 	}
-	if (c.rt != rt || c.step != rt->superstep) {
-		c.rt = rt;
-		c.step = rt->superstep;
-		c.vp = NULL;
+	if (gc.rt != rt || gc.step != rt->superstep) {
+		gc.rt = rt;
+		gc.step = rt->superstep;
+		gc.vp = NULL;
 	}
-	if (!c.bounce) {
-		c.bounce = pems_io_alloc(PEMS_CTX_BLOCK + PEMS_PAGE);
-		c.data = pems_io_alloc(PEMS_CTX_BLOCK);
-		if (!c.bounce || !c.data)
+	if (!gc.bounce) {
+		gc.bounce = pems_io_alloc(PEMS_CTX_BLOCK + PEMS_PAGE);
+		gc.data = pems_io_alloc(PEMS_CTX_BLOCK);
+		if (!gc.bounce || !gc.data)
 			return false;
 	}
 	while (done < n) {
@@ -637,14 +650,14 @@ bool pems_ctx_read_bytes(struct pems_rt *rt, struct pems_vp *vp, const char *add
 			unsigned i = (unsigned)(o / PEMS_CTX_BLOCK);
 			size_t from = (size_t)i * PEMS_CTX_BLOCK;
 
-			if ((c.vp != vp || c.blk != i) && !read_block(rt, vp, i, c.bounce, c.data))
+			if ((gc.vp != vp || gc.blk != i) && !read_block(rt, vp, i, gc.bounce, gc.data))
 				return false;
-			c.vp = vp;
-			c.blk = i;
+			gc.vp = vp;
+			gc.blk = i;
 			take = from + blk_len(vp, i) - o;
 			if (take > n - done)
 				take = n - done;
-			memcpy((char *)dst + done, c.data + (o - from), take);
+			memcpy((char *)dst + done, gc.data + (o - from), take);
 		} else {
 			size_t len = rt->mu - vp->disk_sp;
 			char *b = pems_io_alloc(page_up(len)), *d = malloc(len);
