@@ -956,6 +956,25 @@ static int algo_of(const char *cmd, const char *name, struct mjob *j)
 	return 0;
 }
 
+/* predict and project: options, then exactly one ALGO.  @argv[0] is the
+ * subcommand.  Returns -1 to go on, else the exit status to return
+ * (0 after --help). */
+static int parse_algo(int argc, char **argv, struct margs *a)
+{
+	int rc = parse(argc - 1, argv + 1, a);
+
+	if (rc)
+		return rc < 0 ? CLI_EXIT_OK : rc;
+	argc--;
+	argv++;
+	rc = algo_of(a->cmd, optind < argc ? argv[optind] : NULL, &a->job);
+	if (rc)
+		return rc;
+	if (optind + 1 != argc)
+		return cli_usage("%s: expected one ALGO; see 'pems-run model --help'", a->cmd);
+	return -1;
+}
+
 /* ---- predict ---- */
 
 static void print_row(unsigned first, const struct mstep *s, const struct mtime *t,
@@ -1089,16 +1108,9 @@ static int cmd_predict(int argc, char **argv)
 	int rc;
 
 	job_defaults(&a.job);
-	rc = parse(argc - 1, argv + 1, &a);
-	if (rc)
-		return rc < 0 ? CLI_EXIT_OK : rc;
-	argc--;
-	argv++;
-	rc = algo_of(a.cmd, optind < argc ? argv[optind] : NULL, &a.job);
-	if (rc)
+	rc = parse_algo(argc, argv, &a);
+	if (rc >= 0)
 		return rc;
-	if (optind + 1 != argc)
-		return cli_usage("%s: expected one ALGO; see 'pems-run model --help'", a.cmd);
 	if ((rc = params_read(a.params, &m)) != 0)
 		return rc;
 	if (a.json && (rc = meas_read(a.json, &ms)) != 0)
@@ -1154,16 +1166,9 @@ static int cmd_project(int argc, char **argv)
 
 	job_defaults(&a.job);
 	snprintf(a.nodes, sizeof(a.nodes), "1,10,100,1000");
-	rc = parse(argc - 1, argv + 1, &a);
-	if (rc)
-		return rc < 0 ? CLI_EXIT_OK : rc;
-	argc--;
-	argv++;
-	rc = algo_of(a.cmd, optind < argc ? argv[optind] : NULL, &a.job);
-	if (rc)
+	rc = parse_algo(argc, argv, &a);
+	if (rc >= 0)
 		return rc;
-	if (optind + 1 != argc)
-		return cli_usage("%s: expected one ALGO; see 'pems-run model --help'", a.cmd);
 	if (!a.have_size)
 		return cli_usage("%s: --size or --size-per-node is required", a.cmd);
 	if (!(a.gbit > 0))
