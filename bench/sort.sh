@@ -47,6 +47,9 @@ set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 ROOT=$PWD
+NAME=sort.sh
+# shellcheck source=bench/lib.sh
+. bench/lib.sh	# msg, die, to_bytes
 BUILD=${BUILD:-build}
 case "$BUILD" in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 PEMS_RUN=${PEMS_RUN:-$BUILD/pems-run}
@@ -66,18 +69,6 @@ fi
 SIZES=("$@")
 ((${#SIZES[@]})) || SIZES=(1G)
 
-msg() { echo "sort.sh: $*" >&2; }
-die() { msg "error: $*"; exit 1; }
-
-to_bytes() {	# to_bytes 1.5G -> bytes (binary suffixes)
-	awk -v s="$1" 'BEGIN {
-		if (s !~ /^[0-9]+(\.[0-9]+)?[KkMmGgTt]?$/) exit 1
-		m = 1; u = substr(s, length(s), 1)
-		if (u ~ /[Kk]/) m = 1024; else if (u ~ /[Mm]/) m = 1024^2
-		else if (u ~ /[Gg]/) m = 1024^3; else if (u ~ /[Tt]/) m = 1024^4
-		if (m > 1) s = substr(s, 1, length(s) - 1)
-		printf "%.0f\n", s * m }'
-}
 MEM_B=$(to_bytes "$MEM") || die "bad MEM '$MEM'"
 LIMIT_B=$(awk -v m="$MEM_B" 'BEGIN { printf "%.0f", m * 1.1 }')
 FIO_B=$(to_bytes "$FIO_SIZE") || die "bad FIO_SIZE '$FIO_SIZE'"
