@@ -8,11 +8,12 @@
 #                      for every pems sort run with a statistics JSON (bytes
 #                      read + written: input, message store, contexts,
 #                      output; the 2-pass bound is 4N)
-#   throughput.png     MB/s of input vs input size at the run's fixed budget,
-#                      every contender of sort (sort-summary.csv), sgd
-#                      (sgd-summary.csv) and aggregate (bench/aggregate.sh's
-#                      aggregate-summary.csv, if present; one line per
-#                      engine and number of groups)
+#   throughput.png     sort: MB/s of input vs input size at the run's fixed budget
+#                      (sort-summary.csv: every contender)
+#   throughput-aggregate.png   the same for GROUP BY (bench/aggregate.sh's
+#                      aggregate-summary.csv; one line per engine and number
+#                      of groups)
+#   throughput-sgd.png the same for an SGD epoch vs the scans (sgd-summary.csv)
 #   budget.png         time vs memory budget for the fixed input (budget-summary.csv)
 #   traffic.png        disk traffic / N of pems' sorts vs N, with the 4N bound
 #   traffic-budget.png the same against the budget
@@ -91,28 +92,36 @@ plot() {	# plot NAME OUT TITLE XLABEL YLABEL LOGX LOGY REF REFNAME
 mkdir -p "$R/logs"
 cores=$(nproc)
 
+# One throughput plot per algorithm: their rates differ by 10x, and one
+# crowded plot with 15 lines read as noise.
 PLOT_IMPLS=""
 if [[ -f "$R/sort-summary.csv" ]]; then
 	mem=$(human "$(sort_mem "$R")")
 	for i in pems pems-rec100 gnu-sort stxxl stxxl-rec100 ceiling; do
-		dat size sort:$i 'NR > 1 && "sort:" $1 == i { print $2 / '$GiB', $5 }' "$R/sort-summary.csv"
+		dat size "$i" 'NR > 1 && $1 == i { print $2 / '$GiB', $5 }' "$R/sort-summary.csv"
 	done
+	plot size throughput.png "sort: throughput vs input size (budget ${mem:-?}, cgroup +10%, $cores cores)" \
+		"input size (GiB)" "MB/s of input" 2 0 0 ""
 fi
-if [[ -f "$R/sgd-summary.csv" ]]; then
-	for i in $(awk -F, 'NR > 1 { print $2 }' "$R/sgd-summary.csv" | sort -u); do
-		dat size "sgd:$i" 'NR > 1 && $1 ":" $2 == i { print $3 / '$GiB', $8 }' "$R/sgd-summary.csv"
-	done
-fi
+PLOT_IMPLS=""
 # bench/aggregate.sh's summary: engine,rows,groups,runs,secs,mrows_per_sec
 # (16-byte kv rows); one line per engine and number of groups.
 AGG=$R/aggregate-summary.csv
 if [[ -f "$AGG" ]] && head -n 1 "$AGG" | grep -q '^engine,rows,groups,'; then
 	for i in $(awk -F, 'NR > 1 { print $1 ":G=" $3 }' "$AGG" | sort -u); do
-		dat size "aggregate:$i" 'NR > 1 && "aggregate:" $1 ":G=" $3 == i && $5 > 0 { print $2 * 16 / '$GiB', $2 * 16 / $5 / 1e6 }' "$AGG"
+		dat agg-size "$i" 'NR > 1 && $1 ":G=" $3 == i && $5 > 0 { print $2 * 16 / '$GiB', $2 * 16 / $5 / 1e6 }' "$AGG"
 	done
+	plot agg-size throughput-aggregate.png "GROUP BY: throughput vs input size (kv rows; G = groups)" \
+		"input size (GiB)" "MB/s of input" 2 0 0 ""
 fi
-plot size throughput.png "throughput vs input size (sort at budget ${mem:-?}; cgroup = budget + 10%; $cores cores; medians)" \
-	"input size (GiB)" "MB/s of input (sgd: per epoch)" 2 0 0 ""
+PLOT_IMPLS=""
+if [[ -f "$R/sgd-summary.csv" ]]; then
+	for i in $(awk -F, 'NR > 1 { print $2 }' "$R/sgd-summary.csv" | sort -u); do
+		dat sgd-size "$i" 'NR > 1 && $2 == i { print $3 / '$GiB', $8 }' "$R/sgd-summary.csv"
+	done
+	plot sgd-size throughput-sgd.png "SGD: MB/s per epoch vs input size (pems vs one sequential scan)" \
+		"input size (GiB)" "MB/s of input per epoch" 2 0 0 ""
+fi
 
 PLOT_IMPLS=""
 if [[ -f "$R/budget-summary.csv" ]]; then
