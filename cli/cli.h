@@ -203,11 +203,9 @@ int cli_verify_main(int argc, char **argv);
 int cli_sort_main(int argc, char **argv);
 int cli_aggregate_main(int argc, char **argv);
 /* gen --format kv (gen_kv.c) */
-bool cli_gen_is_kv(int argc, char **argv);
 int cli_gen_kv_main(int argc, char **argv);
 int cli_sgd_main(int argc, char **argv);
 /* gen --format dense|libsvm (gen_sgd.c) */
-bool cli_gen_is_sgd(int argc, char **argv);
 int cli_gen_sgd_main(int argc, char **argv);
 /* model calibrate|predict|project (model.c) */
 int cli_model_main(int argc, char **argv);

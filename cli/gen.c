@@ -247,18 +247,34 @@ static int gen_parse(int argc, char **argv, struct gen_run *r,
 	return 0;
 }
 
+/* The value of --format on a gen command line ("" if none): kv and the
+ * SGD formats have generators of their own, with options of their own. */
+static const char *gen_format_arg(int argc, char **argv)
+{
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--format") && i + 1 < argc)
+			return argv[i + 1];
+		if (!strncmp(argv[i], "--format=", 9))
+			return argv[i] + 9;
+	}
+	return "";
+}
+
 int cli_gen_main(int argc, char **argv)
 {
 	struct gen_run r = { .g = { .seed = 1, .skew = CLI_SKEW_UNIFORM } };
 	struct gen_args a = { 0 };
 	char size[32];
 	double t0;
+	const char *fmt = gen_format_arg(argc, argv);
 	int rc;
 
-	if (cli_gen_is_sgd(argc, argv))	/* dense|libsvm: gen_sgd.c */
-		return cli_gen_sgd_main(argc, argv);
-	if (cli_gen_is_kv(argc, argv))	/* kv: gen_kv.c */
-		return cli_gen_kv_main(argc, argv);
+	if (!strcmp(fmt, "dense") || !strcmp(fmt, "libsvm"))
+		return cli_gen_sgd_main(argc, argv);	/* gen_sgd.c */
+	if (!strcmp(fmt, "kv"))
+		return cli_gen_kv_main(argc, argv);	/* gen_kv.c */
 	rc = gen_parse(argc, argv, &r, &a);
 	if (rc)
 		return rc < 0 ? CLI_EXIT_OK : rc;

@@ -174,23 +174,6 @@ static void *kv_thread(void *arg)
 	return NULL;
 }
 
-bool cli_gen_is_kv(int argc, char **argv)
-{
-	int i;
-
-	for (i = 1; i < argc; i++) {
-		const char *f = NULL;
-
-		if (!strcmp(argv[i], "--format") && i + 1 < argc)
-			f = argv[i + 1];
-		else if (!strncmp(argv[i], "--format=", 9))
-			f = argv[i] + 9;
-		if (f && !strcmp(f, "kv"))
-			return true;
-	}
-	return false;
-}
-
 static int kv_parse(int argc, char **argv, struct kv_gen *g, const char **out,
 		    bool *quiet)
 {

@@ -407,20 +407,3 @@ int cli_gen_sgd_main(int argc, char **argv)
 	return CLI_EXIT_OK;
 }
 
-/* Does this gen command line ask for --format dense|libsvm? */
-bool cli_gen_is_sgd(int argc, char **argv)
-{
-	int i;
-
-	for (i = 1; i < argc; i++) {
-		const char *f = NULL;
-
-		if (!strcmp(argv[i], "--format") && i + 1 < argc)
-			f = argv[i + 1];
-		else if (!strncmp(argv[i], "--format=", 9))
-			f = argv[i] + 9;
-		if (f && (!strcmp(f, "dense") || !strcmp(f, "libsvm")))
-			return true;
-	}
-	return false;
-}
