@@ -1,7 +1,7 @@
 #!/bin/bash
 # bench/cgrun.sh - run one command under a cgroup-v1 memory limit, measured.
 #
-#   bench/cgrun.sh LIMIT -- CMD [ARGS...]
+#   bench/cgrun.sh [--bps RATE [--bps-dir DIR]] LIMIT -- CMD [ARGS...]
 #
 # LIMIT is bytes with an optional K/M/G/T suffix (binary: 1G = 2^30; a
 # fraction like 1.1G is allowed).  The script
@@ -21,13 +21,28 @@
 #   5. moves itself back to its original group, removes the group and exits
 #      with the command's status (128+N if killed by signal N, e.g. 137 after
 #      an OOM kill inside the group; the line then also says oom_kills=N).
+# With --bps RATE (bytes/s, K/M/G suffixes as LIMIT) the command also runs
+# in a fresh cgroup-v1 blkio group pems-bench-<pid> whose
+# blkio.throttle.read_bps_device and write_bps_device limit the disk that
+# holds DIR (--bps-dir; default the current directory) to RATE each way:
+# a slower disk on the same machine.  Direct I/O is charged to the group,
+# whether issued by read/write, libaio or io_uring (bench/compress.sh
+# throttle verifies this with fio); buffered writes flushed later by the
+# kernel's writeback threads are not (cgroup v1), so measure O_DIRECT
+# traffic.  PEMS_CGROUP_BLKIO overrides the controller's mount point.
 # Needs root and the cgroup-v1 memory controller (PEMS_CGROUP_MEM overrides
 # its mount point).  Exit 125 if the group cannot be set up.
 set -euo pipefail
 
 die() { echo "cgrun.sh: error: $*" >&2; exit 125; }
-usage() { echo "usage: $0 LIMIT -- CMD [ARGS...]   (LIMIT like 1073741824, 512M, 1.1G)" >&2; exit 2; }
+usage() { echo "usage: $0 [--bps RATE [--bps-dir DIR]] LIMIT -- CMD [ARGS...]   (LIMIT, RATE like 1073741824, 512M, 1.1G)" >&2; exit 2; }
 
+BPS_ARG= BPS_DIR=.
+while [[ ${1:-} == --bps || ${1:-} == --bps-dir ]]; do
+	(($# >= 2)) || usage
+	if [[ $1 == --bps ]]; then BPS_ARG=$2; else BPS_DIR=$2; fi
+	shift 2
+done
 (($# >= 3)) || usage
 LIMIT_ARG=$1
 [[ "$2" == "--" ]] || usage
@@ -46,6 +61,12 @@ to_bytes() {	# to_bytes 1.1G -> 1181116006
 LIMIT=$(to_bytes "$LIMIT_ARG") || die "bad LIMIT '$LIMIT_ARG': want bytes with optional K/M/G/T suffix"
 ((LIMIT >= 1048576)) || die "LIMIT $LIMIT_ARG is below 1 MiB"
 
+BPS=
+if [[ -n $BPS_ARG ]]; then
+	BPS=$(to_bytes "$BPS_ARG") || die "bad --bps '$BPS_ARG': want bytes/s with optional K/M/G suffix"
+	((BPS >= 1048576)) || die "--bps $BPS_ARG is below 1 MiB/s"
+fi
+
 CGMEM=${PEMS_CGROUP_MEM:-/sys/fs/cgroup/memory}
 [[ -f "$CGMEM/memory.limit_in_bytes" ]] ||
 	die "no cgroup-v1 memory controller at $CGMEM (set PEMS_CGROUP_MEM)"
@@ -58,10 +79,35 @@ ORIG=$CGMEM${ORIG_REL%/}
 [[ -f "$ORIG/cgroup.procs" ]] || ORIG=$CGMEM
 CG=$ORIG/pems-bench-$$
 
+# blkio_dev DIR: MAJ:MIN of the whole disk holding DIR (throttling rules
+# apply to disks, not partitions)
+blkio_dev() {
+	local dev
+	dev=$(findmnt -no MAJ:MIN -T "$1" | tr -d ' ') && [[ -n $dev ]] || return 1
+	if [[ -e /sys/dev/block/$dev/partition ]]; then
+		dev=$(cat "$(readlink -f "/sys/dev/block/$dev")/../dev") || return 1
+	fi
+	echo "$dev"
+}
+BLK=
+if [[ -n $BPS ]]; then
+	CGBLK=${PEMS_CGROUP_BLKIO:-/sys/fs/cgroup/blkio}
+	[[ -f "$CGBLK/blkio.throttle.read_bps_device" ]] ||
+		die "no cgroup-v1 blkio controller at $CGBLK (set PEMS_CGROUP_BLKIO)"
+	BDEV=$(blkio_dev "$BPS_DIR") || die "cannot find the disk holding $BPS_DIR"
+	BLK=$CGBLK/pems-bench-$$
+fi
+
 TIMEF=$(mktemp "${TMPDIR:-/tmp}/cgrun-time.XXXXXX")
 cleanup() {
 	local pid
 	rm -f "$TIMEF"
+	if [[ -n $BLK && -d $BLK ]]; then
+		while read -r pid; do
+			echo "$pid" >"$CGBLK/cgroup.procs" 2>/dev/null || true
+		done <"$BLK/cgroup.procs" 2>/dev/null || true
+		rmdir "$BLK" 2>/dev/null || echo "cgrun.sh: warning: could not remove $BLK" >&2
+	fi
 	[[ -d "$CG" ]] || return 0
 	# Anything still inside (there should be nothing) goes back home.
 	while read -r pid; do
@@ -85,11 +131,19 @@ if [[ -f "$CG/memory.memsw.limit_in_bytes" ]]; then
 		die "cannot set $CG/memory.memsw.limit_in_bytes=$LIMIT"
 fi
 
-# The child joins the group and becomes /usr/bin/time; the parent (this
+if [[ -n $BLK ]]; then
+	mkdir "$BLK" || die "cannot create $BLK (need root)"
+	echo "$BDEV $BPS" >"$BLK/blkio.throttle.read_bps_device" &&
+		echo "$BDEV $BPS" >"$BLK/blkio.throttle.write_bps_device" ||
+		die "cannot throttle $BDEV to $BPS bytes/s in $BLK"
+fi
+
+# The child joins the group(s) and becomes /usr/bin/time; the parent (this
 # shell) stays outside so that it can report even after an OOM kill.
 set +e
 (
 	echo "$BASHPID" >"$CG/cgroup.procs" || exit 125
+	[[ -z $BLK ]] || echo "$BASHPID" >"$BLK/cgroup.procs" || exit 125
 	exec /usr/bin/time -v -o "$TIMEF" -- "$@"
 )
 rc=$?

@@ -2,25 +2,30 @@
 # bench/compress.sh - what --compress does to disk traffic and time, and
 # what the checksums of spilled blocks cost.
 #
-#   bash bench/compress.sh [JOB...]     JOB: sort-runs sort-random aggregate
-#                                       sgd checksum (default: all)
+#   bash bench/compress.sh [JOB...]     JOB: sort-runs sort-random agg-random
+#                                       aggregate sgd checksum throttle
+#                                       (default: all but throttle)
 #
 # Environment (all optional):
 #   BUILD=build           pems-run is $BUILD/pems-run
 #   BENCH_TMP=/work/scratch/compress   inputs, outputs and scratch (one disk)
 #   SORT_SIZE=2G          bytes of u64 keys to sort
+#   KV_SIZE=2G            bytes of kv records for agg-random
 #   MEM=256M              --mem of every run (SORT_SIZE/MEM = 8, as the
 #                         8 GiB sort under --mem 1G); each run is in
 #                         bench/cgrun.sh with a cgroup limit of MEM + 10 %
 #   AGG_ROWS=40M          rows of the aggregate CSV (key,value text)
-#   SGD_ROWS=2M SGD_DIM=1M   sparse LIBSVM rows and features for sgd
+#   SGD_ROWS=200K SGD_DIM=1M   sparse LIBSVM rows (16 features each) and
+#                         features for sgd
 #   MODES="off zstd auto" --compress modes compared
 #   REPEAT=3              runs per mode, interleaved; medians reported
-#   DISK_MBPS=            if set: every run is in a cgroup-v1 blkio group
-#                         that throttles reads and writes of the scratch
-#                         disk to this many MB/s each (a slower disk on the
-#                         same machine: the disk-bound case); PEMS_DISK_BW
-#                         is set to match, for --compress auto
+#   DISK_MBPS=            if set: every run is throttled to this many MB/s
+#                         (10^6 bytes/s) of reads and of writes on the
+#                         scratch disk (bench/cgrun.sh --bps: a cgroup-v1
+#                         blkio group; a slower disk on the same machine:
+#                         the disk-bound case); PEMS_DISK_BW is set to
+#                         match, for --compress auto
+#   RESULTS=bench/results/<date>/compress.md   the table of medians
 #
 # Jobs:
 #   sort-runs    pems-run sort of u64 keys in sorted runs: arithmetic
@@ -29,18 +34,26 @@
 #                zstd -1 makes about 3.6x of them): compressible messages
 #   sort-random  the same on uniform random keys: incompressible; auto
 #                must stay within 3 % of off
+#   agg-random   pems-run aggregate count,sum of kv records (gen --format
+#                kv --groups 0: every 64-bit key distinct and random, values
+#                uniform in +-10^6): all of it crosses the message store
 #   aggregate    pems-run aggregate --input-format csv count,sum on CSV
 #                text (1M groups)
-#   sgd          pems-run sgd --sync bsp on sparse LIBSVM rows
+#   sgd          pems-run sgd --sync bsp on sparse LIBSVM rows (dim SGD_DIM:
+#                each VP's context holds the dense model and gradient
+#                sums, written back at every superstep)
 #   checksum     sort-random with PEMS_CHECKSUM=1 and =0 (compression off):
 #                the cost of the CRC-32C of every spilled block
+#   throttle     checks that DISK_MBPS (default 200) really limits the
+#                traffic pems makes: fio with io_uring and O_DIRECT, 1 MiB
+#                requests at queue depth 16, 512 MiB written then read,
+#                inside and outside the throttled group; prints MB/s
 # Every run prints one line:
 #   algo=… data=… compress=… checksum=… secs=… disk_read=… disk_written=…
 #   msg_written=… ctx_written=… rss=… status=…
 # (disk_* = context + message bytes, the spilled traffic; file I/O of
 # input and output is the same for every mode and not included), then a
-# table of medians (markdown) goes to $RESULTS (default
-# bench/results/<date>/compress.md).
+# table of medians (markdown) goes to $RESULTS.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 BUILD=${BUILD:-build}
@@ -49,37 +62,25 @@ TMP=${BENCH_TMP:-/work/scratch/compress}
 SORT_SIZE=${SORT_SIZE:-2G}
 MEM=${MEM:-256M}
 AGG_ROWS=${AGG_ROWS:-40M}
-SGD_ROWS=${SGD_ROWS:-2M}
+KV_SIZE=${KV_SIZE:-2G}
+SGD_ROWS=${SGD_ROWS:-200K}
 SGD_DIM=${SGD_DIM:-1M}
 MODES=${MODES:-off zstd auto}
 REPEAT=${REPEAT:-3}
 RESULTS=${RESULTS:-bench/results/$(date -u +%F)/compress.md}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 TIMEFORMAT='%U %S'
-JOBS=${*:-sort-runs sort-random aggregate sgd checksum}
+JOBS=${*:-sort-runs sort-random agg-random aggregate sgd checksum}
 
 [[ -x "$RUN" ]] || { echo "compress.sh: error: $RUN missing; run make" >&2; exit 1; }
 mkdir -p "$TMP/scratch" "$(dirname "$RESULTS")"
 LINES=$TMP/lines.txt
 : >"$LINES"
-BLK=
+BPS=()
 if [[ -n ${DISK_MBPS:-} ]]; then
-	BLK=/sys/fs/cgroup/blkio/pems-compress-$$
-	DEV=$(findmnt -no MAJ:MIN -T "$TMP" | tr -d ' ')
-	mkdir "$BLK"
-	trap 'rmdir "$BLK" 2>/dev/null || true' EXIT
-	echo "$DEV $((DISK_MBPS * 1000000))" >"$BLK/blkio.throttle.read_bps_device"
-	echo "$DEV $((DISK_MBPS * 1000000))" >"$BLK/blkio.throttle.write_bps_device"
+	BPS=(--bps $((DISK_MBPS * 1000000)) --bps-dir "$TMP")
 	export PEMS_DISK_BW=$((DISK_MBPS * 1000000))	# what auto compares with
 fi
-# inblk CMD...: run CMD inside the blkio group (if any)
-inblk() {
-	if [[ -n $BLK ]]; then
-		bash -c 'echo $$ >"$0/cgroup.procs"; exec "$@"' "$BLK" "$@"
-	else
-		"$@"
-	fi
-}
 LIMIT=$(awk -v m="$MEM" 'BEGIN { u = substr(m, length(m)); v = substr(m, 1, length(m) - 1);
 	f = u == "G" ? 1024 : u == "M" ? 1 : 1 / 1024; printf "%dM", v * f * 1.1 }')
 
@@ -105,11 +106,33 @@ PY
 		;;
 	sort-random|checksum) [[ -f $TMP/random.u64 ]] ||
 		"$RUN" gen --quiet --format u64 --count $(($(count "$SORT_SIZE") / 8)) --seed 7 "$TMP/random.u64" ;;
+	agg-random) [[ -f $TMP/random.kv ]] ||
+		"$RUN" gen --quiet --format kv --groups 0 --count $(($(count "$KV_SIZE") / 16)) --seed 7 "$TMP/random.kv" ;;
 	aggregate) [[ -f $TMP/rows.csv ]] ||
 		awk -v n="$(count "$AGG_ROWS")" 'BEGIN { srand(7); print "key,value";
 			for (i = 0; i < n; i++) printf "%d,%d\n", int(rand() * 1000000), int(rand() * 2000001) - 1000000 }' >"$TMP/rows.csv" ;;
 	sgd) [[ -f $TMP/train.svm ]] ||
-		"$RUN" gen --quiet --format libsvm --model logistic --count "$SGD_ROWS" --dim "$(count "$SGD_DIM")" --nnz 16 --seed 7 "$TMP/train.svm" ;;
+		# pems-run gen --format libsvm costs O(dim) per row: too slow at
+		# dim 1M.  16 distinct features per row, values in (-1, 1), label
+		# the sign of a fixed pseudo-random linear model plus noise
+		awk -v n="$(count "$SGD_ROWS")" -v d="$(count "$SGD_DIM")" 'BEGIN { srand(7)
+			for (i = 0; i < n; i++) {
+				delete seen; k = 0; z = 0; line = ""
+				for (f = 0; f < 16; f++) {
+					j = int(rand() * d) + 1
+					if (!(j in seen)) { seen[j] = 1; idx[k++] = j }
+				}
+				for (a = 1; a < k; a++) {	# ascending indices
+					t = idx[a]
+					for (b = a - 1; b >= 0 && idx[b] > t; b--) idx[b + 1] = idx[b]
+					idx[b + 1] = t
+				}
+				for (a = 0; a < k; a++) {
+					v = rand() * 2 - 1; z += v * sin(idx[a] * 12.9898)
+					line = line sprintf(" %d:%.4f", idx[a], v)
+				}
+				print (z + 0.3 * (rand() - 0.5) > 0 ? "1" : "-1") line
+			} }' >"$TMP/train.svm" ;;
 	esac
 }
 
@@ -120,14 +143,14 @@ one() {
 	case $job in
 	sort-runs) cmd=(sort --format u64 "$TMP/runs.u64" "$TMP/out.u64") ;;
 	sort-random|checksum) cmd=(sort --format u64 "$TMP/random.u64" "$TMP/out.u64") ;;
+	agg-random) cmd=(aggregate --agg count,sum "$TMP/random.kv" "$TMP/out.csv") ;;
 	aggregate) cmd=(aggregate --input-format csv --agg count,sum "$TMP/rows.csv" "$TMP/out.csv") ;;
 	sgd) cmd=(sgd --model logistic --format libsvm --data "$TMP/train.svm" --dim "$(count "$SGD_DIM")"
 		  --sync bsp --batch 256 --epochs 1 --out "$TMP/out.model") ;;
 	esac
-	sync	# others' dirty pages are not flushed inside a throttled group
 	# bash's time: user + sys of the whole tree (cgrun, time, pems-run)
 	set +e
-	{ time inblk env PEMS_CHECKSUM=$sum bash bench/cgrun.sh "$LIMIT" -- "$RUN" "${cmd[@]}" --quiet \
+	{ time env PEMS_CHECKSUM=$sum bash bench/cgrun.sh "${BPS[@]}" "$LIMIT" -- "$RUN" "${cmd[@]}" --quiet \
 		--mem "$MEM" --tmp "$TMP/scratch" --compress "$mode" --stats-json "$json" \
 		>/dev/null 2>"$TMP/err.txt"; } 2>"$TMP/time.txt"
 	rc=$?
@@ -153,7 +176,32 @@ PY
 	[[ $rc == 0 ]] || echo "$out" | tail -5 >&2
 }
 
+# fio's MB/s for one direction, in the throttled group or not
+fio_mbps() {
+	local rw=$1 f=$TMP/fio.bin out
+	shift
+	out=$(PEMS_CG_NO_DROP=1 bash bench/cgrun.sh "$@" 1G -- fio --name=t --filename="$f" \
+		--size=512M --bs=1M --direct=1 --ioengine=io_uring --iodepth=16 --rw="$rw" \
+		--output-format=terse --terse-version=3 2>/dev/null)
+	# terse v3: field 7 read KiB/s, field 48 write KiB/s
+	echo "$out" | awk -F';' -v rw="$rw" '{ printf "%.0f", (rw == "read" ? $7 : $48) * 1.024 / 1000 }'
+}
+throttle_check() {
+	local mbps=${DISK_MBPS:-200} rw
+	command -v fio >/dev/null || { echo "compress.sh: error: throttle needs fio" >&2; exit 1; }
+	for rw in write read; do
+		echo "throttle: fio io_uring O_DIRECT $rw: unthrottled $(fio_mbps $rw) MB/s," \
+			"--bps ${mbps} MB/s: $(fio_mbps $rw --bps $((mbps * 1000000)) --bps-dir "$TMP") MB/s" |
+			tee -a "$TMP/throttle.txt"
+	done
+	rm -f "$TMP/fio.bin"
+}
+
 for job in $JOBS; do
+	if [[ $job == throttle ]]; then
+		throttle_check
+		continue
+	fi
 	gen_inputs "$job"
 	for ((r = 0; r < REPEAT; r++)); do
 		if [[ $job == checksum ]]; then
@@ -172,6 +220,8 @@ done
 python3 - "$LINES" "$RESULTS" <<'PY'
 import re, statistics, sys, subprocess, datetime
 lines = [dict(re.findall(r'(\w+)=(\S+)', l)) for l in open(sys.argv[1]) if l.strip()]
+if not lines:
+    sys.exit(0)
 groups = {}
 for l in lines:
     if l.get('status') != 'ok':

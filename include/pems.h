@@ -206,6 +206,10 @@ struct pems_stats {
 	uint64_t h_max;				/* max over supersteps of h */
 	double compute_secs, io_wait_secs, total_secs;
 	uint64_t peak_resident;			/* bytes of contexts resident */
+	/* spilled blocks (contexts, message chunks) before and after
+	 * --compress, without page padding: raw == stored when nothing
+	 * was compressed; *_written above are what the disk saw */
+	uint64_t ctx_raw, ctx_stored, msg_raw, msg_stored;	/* bytes */
 };
 PEMS_API void pems_get_stats(struct pems_stats *out);
 /* Optional progress hook, called on the runtime thread after each

@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include "runtime.h"
+#include "spill.h"
 
 /*
  * Stack switches are announced to AddressSanitizer (a VP's stack lives in
@@ -668,18 +669,21 @@ static void stats_collect(struct pems_rt *rt, struct pems_stats *st)
 	st->supersteps = rt->supersteps;
 	st->total_secs = pems_now() - rt->t0;
 	st->peak_resident = rt->peak_resident + (size_t)rt->k * rt->mu;	/* + run slots */
+	pems_spill_totals(PEMS_SPILL_CTX, &st->ctx_raw, &st->ctx_stored);
+	pems_spill_totals(PEMS_SPILL_MSG, &st->msg_raw, &st->msg_stored);
 }
 
 /* After the run, the statistics of all ranks: bytes summed, times max. */
 static void stats_sum_ranks(struct pems_rt *rt, struct pems_stats *st)
 {
-	uint64_t v[10] = { st->ctx_read, st->ctx_written, st->msg_read, st->msg_written,
+	uint64_t v[14] = { st->ctx_read, st->ctx_written, st->msg_read, st->msg_written,
 			   st->file_read, st->file_written, st->h_bytes, st->peak_resident,
-			   (uint64_t)(st->compute_secs * 1e6), (uint64_t)(st->io_wait_secs * 1e6) };
+			   (uint64_t)(st->compute_secs * 1e6), (uint64_t)(st->io_wait_secs * 1e6),
+			   st->ctx_raw, st->ctx_stored, st->msg_raw, st->msg_stored };
 
 	if (rt->nranks == 1)
 		return;
-	pems_tp_sum_u64(rt, v, 10);
+	pems_tp_sum_u64(rt, v, 14);
 	st->ctx_read = v[0];
 	st->ctx_written = v[1];
 	st->msg_read = v[2];
@@ -690,6 +694,10 @@ static void stats_sum_ranks(struct pems_rt *rt, struct pems_stats *st)
 	st->peak_resident = v[7];
 	st->compute_secs = (double)v[8] / 1e6;
 	st->io_wait_secs = (double)v[9] / 1e6;
+	st->ctx_raw = v[10];
+	st->ctx_stored = v[11];
+	st->msg_raw = v[12];
+	st->msg_stored = v[13];
 }
 
 PEMS_API void pems_get_stats(struct pems_stats *out)

@@ -14,8 +14,10 @@
  *  (4) under --compress auto each kind (contexts, messages) starts in
  *      SAMPLING: the first AUTO_BLOCKS blocks are compressed at the fast
  *      level and timed, then the kind is switched ON or OFF for the rest
- *      of the run (rule in decide()).  Sampled blocks that shrank stay
- *      compressed: sampling costs only CPU.
+ *      of the run (rule in decide()); after AUTO_EARLY blocks that did
+ *      not shrink below AUTO_FLAT (random data) it is switched OFF at
+ *      once.  Sampled blocks that shrank stay compressed: sampling costs
+ *      only CPU.
  */
 #define ZSTD_STATIC_LINKING_ONLY	/* ZSTD_estimate*: memory for the budget */
 #include <errno.h>
@@ -31,14 +33,18 @@
 #include "spill.h"
 
 #define AUTO_BLOCKS 16		/* blocks of a kind sampled under auto */
+#define AUTO_EARLY 4		/* ... or this many, when none of them shrank: */
+#define AUTO_FLAT 0.97		/* compressed/raw above this */
 #define AUTO_MAX_RATIO 0.85	/* compressed/raw at most this to pay */
+#define AUTO_UNPACK 0.35	/* decompression CPU per byte / compression's (zstd -1) */
+#define AUTO_MARGIN 1.2		/* disk time saved / CPU time added at least */
 
 enum zstate { Z_OFF = 0, Z_ON, Z_SAMPLING };
 
 static struct {
 	bool checks;
 	int level;
-	unsigned k;
+	unsigned ncpu;			/* workers that compress in parallel */
 	double disk_bw;			/* bytes/s assumed for one rank's disks */
 	_Atomic int state[2];		/* enum zstate, by kind */
 	pthread_mutex_t lock;		/* sampling totals */
@@ -52,6 +58,7 @@ static const char *kind_name[2] = { "contexts", "messages" };
 int pems_spill_setup(struct pems_rt *rt)
 {
 	const char *s = getenv("PEMS_CHECKSUM"), *bw = getenv("PEMS_DISK_BW");
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
 	int st = rt->cfg.compress == PEMS_COMPRESS_ZSTD ? Z_ON :
 		 rt->cfg.compress == PEMS_COMPRESS_AUTO ? Z_SAMPLING : Z_OFF;
 	size_t b;
@@ -59,7 +66,11 @@ int pems_spill_setup(struct pems_rt *rt)
 
 	g.checks = !(s && !strcmp(s, "0"));
 	g.level = rt->cfg.compress_level ? rt->cfg.compress_level : 1;
-	g.k = rt->k;
+	g.ncpu = rt->k;
+	if (cores > 0 && (long)g.ncpu > cores)
+		g.ncpu = (unsigned)cores;
+	if (!g.ncpu)
+		g.ncpu = 1;
 	g.disk_bw = 1e9;
 	if (bw && *bw && !pems_parse_size(bw, &b) && b)
 		g.disk_bw = (double)b;
@@ -142,18 +153,27 @@ static size_t pad(size_t n)
 }
 
 /* Invariant (4): compression pays when it shrinks the data enough and
- * the k workers compress faster than the disk writes (so it does not
- * become the bottleneck where the disk was). */
+ * the disk time it saves exceeds the CPU time it adds.  Per raw byte a
+ * spilled block is written once and read once, so the disk saves
+ * 2 (1 - ratio) / disk_bw seconds; the CPU spends the sampled compression
+ * time plus AUTO_UNPACK of it to decompress, spread over the workers
+ * (at most one per core).  Comparing compression speed with the disk
+ * alone (the block is compressed before the disk writes it, so
+ * compression must not be slower) is not enough: on a machine whose cores
+ * also run the program, every CPU second spent compressing delays it. */
 static void decide(enum pems_spill_kind kind)
 {
 	double ratio = g.s_out[kind] / g.s_raw[kind];
-	double speed = g.s_raw[kind] / (g.s_secs[kind] > 1e-9 ? g.s_secs[kind] : 1e-9);
-	bool on = ratio <= AUTO_MAX_RATIO && speed * g.k >= 1.2 * g.disk_bw * ratio;
+	double cpb = (g.s_secs[kind] > 1e-9 ? g.s_secs[kind] : 1e-9) / g.s_raw[kind];
+	double cpu = cpb * (1 + AUTO_UNPACK) / g.ncpu;
+	double save = 2 * (1 - ratio) / g.disk_bw;
+	bool on = ratio <= AUTO_MAX_RATIO && save >= AUTO_MARGIN * cpu;
 
 	atomic_store(&g.state[kind], on ? Z_ON : Z_OFF);
 	if (pems_rt && pems_rt->cfg.stats && !pems_rt->cfg.quiet)
-		fprintf(stderr, "pems: compress auto: %s %s (sample ratio %.3f, %.0f MB/s per worker, disk assumed %.0f MB/s)\n",
-			kind_name[kind], on ? "on" : "off", ratio, speed / 1e6, g.disk_bw / 1e6);
+		fprintf(stderr, "pems: compress auto: %s %s after %u blocks (ratio %.3f, %.0f MB/s per worker: saves %.2f ms of disk, costs %.2f ms of CPU per MB over %u workers; disk assumed %.0f MB/s)\n",
+			kind_name[kind], on ? "on" : "off", g.samples[kind], ratio, 1e-6 / cpb,
+			save * 1e9, cpu * 1e9, g.ncpu, g.disk_bw / 1e6);
 }
 
 static void sample(enum pems_spill_kind kind, size_t raw, size_t out, double secs)
@@ -163,7 +183,9 @@ static void sample(enum pems_spill_kind kind, size_t raw, size_t out, double sec
 		g.s_raw[kind] += (double)raw;
 		g.s_out[kind] += (double)out;
 		g.s_secs[kind] += secs;
-		if (++g.samples[kind] >= AUTO_BLOCKS)
+		++g.samples[kind];
+		if (g.samples[kind] >= AUTO_BLOCKS ||
+		    (g.samples[kind] >= AUTO_EARLY && g.s_out[kind] > AUTO_FLAT * g.s_raw[kind]))
 			decide(kind);
 	}
 	pthread_mutex_unlock(&g.lock);
@@ -220,7 +242,7 @@ int pems_spill_unpack(struct pems_worker *w, const void *stored, const struct pe
 	}
 	if (h->magic != PEMS_ZMAGIC || h->raw != raw || h->size + PEMS_ZHDR != b->stored ||
 	    h->crc != b->crc)
-		return -EBADMSG;
+		return -EPROTO;
 	if (g.checks && pems_crc32c(0, (const char *)stored + PEMS_ZHDR, h->size) != b->crc)
 		return -EBADMSG;
 	r = ZSTD_decompressDCtx((ZSTD_DCtx *)pems_wspill(w)->dc, dst, raw, (const char *)stored + PEMS_ZHDR, h->size);
@@ -231,7 +253,9 @@ int pems_spill_unpack(struct pems_worker *w, const void *stored, const struct pe
 
 const char *pems_spill_strerror(int rc)
 {
-	return rc == -EILSEQ ? "compressed block does not decompress" : "checksum mismatch";
+	return rc == -EILSEQ ? "compressed block does not decompress" :
+	       rc == -EPROTO ? "compressed block header does not match its descriptor" :
+	       "checksum mismatch";
 }
 
 const char *pems_fd_path(int fd, char *buf, size_t size)

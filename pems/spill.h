@@ -85,11 +85,12 @@ const void *pems_spill_pack(struct pems_worker *w, enum pems_spill_kind kind,
 			    struct pems_blk *b);
 /* Check @stored against @b and unpack it into @dst (@raw bytes; for a raw
  * block @dst may equal @stored, then nothing is copied).  Returns 0,
- * -EBADMSG on a checksum or header mismatch, -EILSEQ when the frame does
- * not decompress to @raw bytes. */
+ * -EBADMSG on a checksum mismatch, -EPROTO when a compressed block's
+ * header (magic, sizes, CRC) disagrees with @b, -EILSEQ when the frame
+ * does not decompress to @raw bytes. */
 int pems_spill_unpack(struct pems_worker *w, const void *stored, const struct pems_blk *b,
 		      void *dst, size_t raw);
-/* "checksum mismatch" / "bad compressed block" for an unpack error. */
+/* What an unpack error means, for messages ("checksum mismatch", ...). */
 const char *pems_spill_strerror(int rc);
 
 /* The path of open file @fd (from /proc; "(deleted)" when unlinked). */

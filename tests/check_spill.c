@@ -10,8 +10,9 @@
  * random data, and check what compression stored.  Corruption scenarios:
  * VP 0 flips a byte of VP V-1's context, or of the message log, between
  * supersteps (through the scratch file descriptors, found in /proc), or
- * truncates the file: the run must end with exit status 1 and a message
- * naming the block, never with wrong data.
+ * truncates the file, or (compression on) changes the header of a
+ * compressed block: the run must end with exit status 1 and a message
+ * naming the block and what is wrong with it, never with wrong data.
  */
 #include "spmd_test.h"
 
@@ -27,7 +28,7 @@
 #define NMSG 8			/* sends per VP */
 #define DEADLINE 60
 
-enum corrupt { NONE = 0, CTX_BYTE, MSG_BYTE, CTX_TRUNC, MSG_TRUNC };
+enum corrupt { NONE = 0, CTX_BYTE, MSG_BYTE, CTX_TRUNC, MSG_TRUNC, CTX_HDR, MSG_HDR };
 
 struct scen {
 	const char *compress;	/* PEMS_COMPRESS */
@@ -125,6 +126,9 @@ static void corrupt_now(void)
 	case MSG_BYTE: flip(scratch_fd("msg0.0"), 100); break;
 	case CTX_TRUNC: (void)!ftruncate(scratch_fd("ctx"), (off_t)((V - 1) * mu)); break;
 	case MSG_TRUNC: (void)!ftruncate(scratch_fd("msg0.0"), 0); break;
+	/* byte 4 of a compressed block: its header's raw size (spill.h) */
+	case CTX_HDR: flip(scratch_fd("ctx"), (off_t)((V - 1) * mu + 4)); break;
+	case MSG_HDR: flip(scratch_fd("msg0.0"), 4); break;
 	default: break;
 	}
 }
@@ -292,6 +296,21 @@ START_TEST(flipped_message_byte_detected)
 }
 END_TEST
 
+/* The frame's CRC still matches: only the header check catches it. */
+START_TEST(compressed_header_mismatch_detected)
+{
+	char ctx[1024], msg[1024];
+
+	snprintf(ctx, sizeof(ctx), "%.*s", (int)(strstr(ctx_msg, "checksum mismatch") - ctx_msg), ctx_msg);
+	strcat(ctx, "compressed block header does not match its descriptor");
+	strcat(ctx, strstr(ctx_msg, " in its heap"));
+	snprintf(msg, sizeof(msg), "%.*s", (int)(strstr(msg_msg, "checksum mismatch") - msg_msg), msg_msg);
+	strcat(msg, "compressed block header does not match its descriptor");
+	strcat(msg, strstr(msg_msg, " in {num} bytes"));
+	corrupted(_i ? MSG_HDR : CTX_HDR, "zstd", _i ? msg : ctx);
+}
+END_TEST
+
 START_TEST(truncated_files_detected)
 {
 	corrupted(_i & 1 ? MSG_TRUNC : CTX_TRUNC, _i & 2 ? "zstd" : "off",
@@ -324,6 +343,8 @@ int main(void)
 	suite_add_tcase(s, tc("flipped_context_byte_detected", flipped_context_byte_detected, 2));
 	suite_add_tcase(s, tc("flipped_message_byte_detected", flipped_message_byte_detected, 2));
 	suite_add_tcase(s, tc("truncated_files_detected", truncated_files_detected, 4));
+	suite_add_tcase(s, tc("compressed_header_mismatch_detected",
+			      compressed_header_mismatch_detected, 2));
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
