@@ -735,14 +735,17 @@ static void stats_json(const struct pems_rt *rt, const struct pems_stats *st, co
 		" \"total_secs\": %.6f, \"compute_secs\": %.6f, \"io_wait_secs\": %.6f,"
 		" \"ctx_read\": %llu, \"ctx_written\": %llu, \"msg_read\": %llu, \"msg_written\": %llu,"
 		" \"file_read\": %llu, \"file_written\": %llu, \"h_bytes\": %llu, \"h_max\": %llu,"
-		" \"peak_resident\": %llu}\n",
+		" \"peak_resident\": %llu, \"ctx_raw\": %llu, \"ctx_stored\": %llu, \"msg_raw\": %llu,"
+		" \"msg_stored\": %llu}\n",
 		rt->v, rt->k, rt->nranks, rt->mu, rt->cfg.mem, (unsigned long long)st->supersteps,
 		st->total_secs, st->compute_secs, st->io_wait_secs,
 		(unsigned long long)st->ctx_read, (unsigned long long)st->ctx_written,
 		(unsigned long long)st->msg_read, (unsigned long long)st->msg_written,
 		(unsigned long long)st->file_read, (unsigned long long)st->file_written,
 		(unsigned long long)st->h_bytes, (unsigned long long)st->h_max,
-		(unsigned long long)st->peak_resident);
+		(unsigned long long)st->peak_resident, (unsigned long long)st->ctx_raw,
+		(unsigned long long)st->ctx_stored, (unsigned long long)st->msg_raw,
+		(unsigned long long)st->msg_stored);
 	fclose(f);
 }
 
