@@ -26,10 +26,36 @@ int pems_format_parse(const char *name, enum pems_format *out);
  * with "pems: error: <who>: ..." printed when --mem cannot hold it. */
 int pems_plan(struct pems_config *cfg, uint64_t bytes, const char *who,
 	      uint64_t (*mu_for)(uint64_t bytes, unsigned v));
-/* pems_plan() without the message: a caller trying a configuration
- * first (the sort tries one more worker than cores). */
-int pems_plan_quiet(struct pems_config *cfg, uint64_t bytes,
-		    uint64_t (*mu_for)(uint64_t bytes, unsigned v));
+
+/* Where a plan is for: the cores of a node (the default k), the ranks
+ * the job runs on (their delivery buffers), and whether a failure stays
+ * silent.  pems_plan_here() is this process: online cores, pems_nranks(). */
+struct pems_plan_env {
+	unsigned cores, nranks;
+	bool quiet;
+};
+struct pems_plan_env pems_plan_here(bool quiet);
+/* pems_plan() for @env instead of this process. */
+int pems_plan_for(struct pems_config *cfg, uint64_t bytes, const char *who,
+		  uint64_t (*mu_for)(uint64_t bytes, unsigned v),
+		  const struct pems_plan_env *env);
+
+/*
+ * The plans the bundled algorithms would make, without running anything
+ * (cost models: pems-run model).  @cfg as the job would get it (mem,
+ * threads, procs, msg_mem, mu; 0 = the planner's choice); on return
+ * procs (v), threads (k), mu and msg_mem are the job's.  The message
+ * chunk is msg_mem / (2kv + 8k).  Returns 0 or -EINVAL when --mem cannot
+ * hold the job.
+ *   sort: records of @fmt, @bytes of input
+ *   aggregate: kv input of @bytes (a csv plan depends on sampling the
+ *   file: -EINVAL), the aggregates of @job
+ */
+int pems_sort_plan(struct pems_config *cfg, enum pems_format fmt, uint64_t bytes,
+		   const struct pems_plan_env *env);
+struct pems_aggregate_job;
+int pems_aggregate_plan(struct pems_config *cfg, const struct pems_aggregate_job *job,
+			uint64_t bytes, const struct pems_plan_env *env);
 
 /* Create <out>.pems-tmp (sized to @size when @sized) for every rank to
  * write into, open as pems_file *handle, unlinked on abort (output.c).

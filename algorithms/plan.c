@@ -7,7 +7,8 @@
  *   overhead           what pems_overhead() says the runtime takes
  * Take the v that minimises the sum, for the largest C <= 1 MiB that fits
  * with a 1/16 margin -- message I/O runs at disk speed only with large
- * requests.  Shared by every bundled algorithm.
+ * requests.  Shared by every bundled algorithm, and by the cost model
+ * (pems-run model), which plans other machines through pems_plan_for().
  */
 #include <errno.h>
 #include <stdio.h>
@@ -39,17 +40,18 @@ static unsigned best_v_for(uint64_t bytes, unsigned k, uint64_t c,
 	return best;
 }
 
-static int plan(struct pems_config *cfg, uint64_t bytes, const char *who,
-		uint64_t (*mu_for)(uint64_t bytes, unsigned v), bool quiet)
+int pems_plan_for(struct pems_config *cfg, uint64_t bytes, const char *who,
+		  uint64_t (*mu_for)(uint64_t bytes, unsigned v),
+		  const struct pems_plan_env *env)
 {
-	long cores = sysconf(_SC_NPROCESSORS_ONLN);
 	uint64_t c, need = 0, msg = 0;
 	unsigned v = 1, k;
+	bool quiet = env->quiet;
 
 	if (!cfg->mem)
 		cfg->mem = (size_t)sysconf(_SC_PHYS_PAGES) * 4096 / 4;
 	if (!cfg->threads)
-		cfg->threads = cores > 0 ? (unsigned)cores : 1;
+		cfg->threads = env->cores ? env->cores : 1;
 	k = cfg->threads;
 	if (cfg->mem < (48u << 20)) {
 		if (!quiet)
@@ -65,7 +67,8 @@ static int plan(struct pems_config *cfg, uint64_t bytes, const char *who,
 			v = best_v_for(bytes, k, c, mu_for, &need);
 		}
 		msg = msg_for(v, k, c);
-		if (need - msg + pems_overhead(k, v, cfg->mem, msg) + cfg->mem / 16 <= cfg->mem)
+		if (need - msg + pems_overhead_ranks(k, v, cfg->mem, msg, env->nranks) +
+		    cfg->mem / 16 <= cfg->mem)
 			break;
 	}
 	if (c < 16u << 10) {
@@ -80,14 +83,18 @@ static int plan(struct pems_config *cfg, uint64_t bytes, const char *who,
 	return 0;
 }
 
+struct pems_plan_env pems_plan_here(bool quiet)
+{
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return (struct pems_plan_env){ .cores = cores > 0 ? (unsigned)cores : 1,
+				       .nranks = pems_nranks(), .quiet = quiet };
+}
+
 int pems_plan(struct pems_config *cfg, uint64_t bytes, const char *who,
 	      uint64_t (*mu_for)(uint64_t bytes, unsigned v))
 {
-	return plan(cfg, bytes, who, mu_for, false);
-}
+	struct pems_plan_env env = pems_plan_here(false);
 
-int pems_plan_quiet(struct pems_config *cfg, uint64_t bytes,
-		    uint64_t (*mu_for)(uint64_t bytes, unsigned v))
-{
-	return plan(cfg, bytes, "", mu_for, true);
+	return pems_plan_for(cfg, bytes, who, mu_for, &env);
 }

@@ -81,6 +81,11 @@ PEMS_API void pems_rank_barrier(void);
  * a configuration: message buffers (msg_mem, or M/8) plus fixed tables
  * and delivery buffers.  For planners choosing v and mu. */
 PEMS_API size_t pems_overhead(unsigned threads, unsigned procs, size_t mem, size_t msg_mem);
+/* The same for a run on @nranks ranks (the delivery buffers grow with
+ * them), whatever this process runs on: for cost models planning other
+ * configurations (pems-run model). */
+PEMS_API size_t pems_overhead_ranks(unsigned threads, unsigned procs, size_t mem,
+				    size_t msg_mem, unsigned nranks);
 
 /* Unlink @path if the program aborts (bsp_abort or a fatal runtime
  * error), so that no partial output survives; NULL clears the list. */

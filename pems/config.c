@@ -210,7 +210,8 @@ static size_t round_down(size_t x, size_t a) { return x / a * a; }
 
 /* The memory the runtime takes off M before contexts: message buffers,
  * and fixed tables plus the delivery bounce buffers of every worker. */
-static void derive_overhead(const struct pems_config *cfg, struct pems_derived *d)
+static void derive_overhead(const struct pems_config *cfg, struct pems_derived *d,
+			    unsigned nranks)
 {
 	d->msg_budget = cfg->msg_mem ? cfg->msg_mem : cfg->mem / 8;
 	if (d->msg_budget < (4u << 20))
@@ -219,11 +220,11 @@ static void derive_overhead(const struct pems_config *cfg, struct pems_derived *
 	/* what pems_io_alloc really takes: whole huge pages from 1 MiB up */
 	d->fixed = PEMS_FIXED_OVERHEAD +
 		   (size_t)cfg->threads *
-		   pems_io_alloc_size(pems_msg_bounce_size(cfg->threads, pems_nranks(), d->chunk));
+		   pems_io_alloc_size(pems_msg_bounce_size(cfg->threads, nranks, d->chunk));
 	/* compression state and buffers of each worker (spill.c) */
 	d->fixed += (size_t)cfg->threads *
 		    pems_spill_mem(cfg->compress, cfg->compress_level, d->chunk,
-				   cfg->threads * pems_nranks());
+				   cfg->threads * nranks);
 }
 
 /*
@@ -255,7 +256,7 @@ int pems_config_derive(struct pems_config *cfg, unsigned maxprocs,
 
 	if (cfg->threads > cfg->procs)
 		cfg->threads = cfg->procs;
-	derive_overhead(cfg, d);
+	derive_overhead(cfg, d, pems_nranks());
 	if (!cfg->mu) {
 		size_t avail = cfg->mem > d->fixed + d->msg_budget ?
 			       cfg->mem - d->fixed - d->msg_budget : 0;
@@ -282,6 +283,12 @@ int pems_config_derive(struct pems_config *cfg, unsigned maxprocs,
 
 PEMS_API size_t pems_overhead(unsigned threads, unsigned procs, size_t mem, size_t msg_mem)
 {
+	return pems_overhead_ranks(threads, procs, mem, msg_mem, pems_nranks());
+}
+
+PEMS_API size_t pems_overhead_ranks(unsigned threads, unsigned procs, size_t mem,
+				    size_t msg_mem, unsigned nranks)
+{
 	struct pems_config cfg;
 	struct pems_derived d;
 
@@ -292,7 +299,7 @@ PEMS_API size_t pems_overhead(unsigned threads, unsigned procs, size_t mem, size
 	cfg.msg_mem = msg_mem;
 	cfg.compress = pems_current_config()->compress;
 	cfg.compress_level = pems_current_config()->compress_level;
-	derive_overhead(&cfg, &d);
+	derive_overhead(&cfg, &d, nranks ? nranks : 1);
 	return d.fixed + d.msg_budget;
 }
 

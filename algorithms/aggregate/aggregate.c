@@ -885,10 +885,10 @@ static uint64_t mu_for(uint64_t bytes, unsigned v)
 	return need + tables + (3u << 20) + (16384u * (ss + 17));
 }
 
-static int plan(struct pems_config *cfg, uint64_t bytes)
+static int plan(struct pems_config *cfg, uint64_t bytes, const struct pems_plan_env *env)
 {
 	unsigned k, best_v, user_v = cfg->procs;
-	int rc = pems_plan(cfg, bytes, "aggregate", mu_for);
+	int rc = pems_plan_for(cfg, bytes, "aggregate", mu_for, env);
 	uint64_t rb;
 
 	if (rc)
@@ -908,6 +908,24 @@ static int plan(struct pems_config *cfg, uint64_t bytes)
 	if (S.table_bytes < (64u << 10))
 		S.table_bytes = 64u << 10;
 	return 0;
+}
+
+/* plan() for the cost model: kv input only (a csv plan needs
+ * rows_per_byte_x1024 from a sample of the file); S is restored */
+int pems_aggregate_plan(struct pems_config *cfg, const struct pems_aggregate_job *job,
+			uint64_t bytes, const struct pems_plan_env *env)
+{
+	struct pems_aggregate_job *saved = S.job;
+	size_t table = S.table_bytes;
+	int rc;
+
+	if (job->in_fmt != PEMS_AGG_IN_KV)
+		return -EINVAL;
+	S.job = (struct pems_aggregate_job *)job;	/* mu_for only reads it */
+	rc = plan(cfg, bytes, env);
+	S.job = saved;
+	S.table_bytes = table;
+	return rc;
 }
 
 /* ---- csv header ---- */
@@ -1126,7 +1144,11 @@ int pems_aggregate(struct pems_aggregate_job *job)
 			if (job->aggs[i] == pems_aggregate_builtin(names[b]))
 				S.kind[i] = kinds[b];
 	}
-	rc = plan(&cfg, S.size);
+	{
+		struct pems_plan_env env = pems_plan_here(false);
+
+		rc = plan(&cfg, S.size, &env);
+	}
 	if (rc)
 		return rc;
 	rc = pems_configure(&cfg);

@@ -537,16 +537,18 @@ static uint64_t mu_for(uint64_t bytes, unsigned v)
 #define EXTRA_WORKERS 1
 #define MIN_CHUNK (256u << 10)
 
-static bool extra_workers(struct pems_config *cfg, uint64_t bytes)
+static bool extra_workers(struct pems_config *cfg, uint64_t bytes,
+			  const struct pems_plan_env *env)
 {
-	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	struct pems_plan_env quiet = *env;
 	struct pems_config t = *cfg;
 	uint64_t chunks;
 
-	if (cfg->threads || pems_nranks() > 1)
+	if (cfg->threads || env->nranks > 1)
 		return false;
-	t.threads = (cores > 0 ? (unsigned)cores : 1) + EXTRA_WORKERS;
-	if (pems_plan_quiet(&t, bytes, mu_for))
+	quiet.quiet = true;
+	t.threads = (env->cores ? env->cores : 1) + EXTRA_WORKERS;
+	if (pems_plan_for(&t, bytes, "sort", mu_for, &quiet))
 		return false;
 	chunks = 2ull * t.threads * t.procs + 8ull * t.threads;
 	if (t.msg_mem / chunks < MIN_CHUNK)
@@ -555,10 +557,11 @@ static bool extra_workers(struct pems_config *cfg, uint64_t bytes)
 	return true;
 }
 
-static int plan(struct pems_config *cfg, uint64_t bytes)
+static int plan(struct pems_config *cfg, uint64_t bytes, const struct pems_plan_env *env)
 {
 	unsigned k, best_v;
-	int rc = extra_workers(cfg, bytes) ? 0 : pems_plan(cfg, bytes, "sort", mu_for);
+	int rc = extra_workers(cfg, bytes, env) ? 0 :
+		 pems_plan_for(cfg, bytes, "sort", mu_for, env);
 
 	if (rc)
 		return rc;
@@ -573,6 +576,21 @@ static int plan(struct pems_config *cfg, uint64_t bytes)
 		cfg->mu = mu_for(bytes, best_v);
 	cfg->mu = (cfg->mu + (1u << 20) - 1) & ~(size_t)((1u << 20) - 1);
 	return 0;
+}
+
+/* plan() for the cost model: S.rec is the only state mu_for reads */
+int pems_sort_plan(struct pems_config *cfg, enum pems_format fmt, uint64_t bytes,
+		   const struct pems_plan_env *env)
+{
+	size_t saved = S.rec;
+	int rc;
+
+	if (fmt != PEMS_FMT_U64 && fmt != PEMS_FMT_REC100)
+		return -EINVAL;
+	S.rec = pems_format_size(fmt);
+	rc = plan(cfg, bytes, env);
+	S.rec = saved;
+	return rc;
 }
 
 static int check_space(const char *dir, uint64_t need, const char *what)
@@ -699,7 +717,11 @@ int pems_sort(const struct pems_sort_job *job)
 		return -EINVAL;
 	}
 	S.n = (uint64_t)st.st_size / S.rec;
-	rc = plan(&cfg, (uint64_t)st.st_size);
+	{
+		struct pems_plan_env env = pems_plan_here(false);
+
+		rc = plan(&cfg, (uint64_t)st.st_size, &env);
+	}
 	if (rc)
 		return rc;
 	rc = space_ok(&cfg, (uint64_t)st.st_size, job->out);
