@@ -13,9 +13,10 @@
  *      bytes the VPs move synchronously (pems_file_*), bytes of the
  *      message store (asynchronous: chunk writes, read-ahead), random
  *      4 KiB reads (sampling), bytes crossing ranks, bytes of rank-level
- *      collectives each rank receives, and work only VP 0 does.  v, mu
- *      and the message chunk come from the planners' own formulas
- *      (plan.c, the algorithms' mu_for) with p as a parameter.
+ *      collectives each rank receives, and work only VP 0 does.  v, k,
+ *      mu and the message chunk come from the algorithms' own planners
+ *      (pems_sort_plan, pems_aggregate_plan: plan.c with each mu_for),
+ *      asked for c cores and p ranks -- no copy of their formulas here.
  *  (2) One superstep, on a node with c cores, t = (p/nodes)*k workers and
  *      one disk shared by its ranks:
  *        T = max(D, C/min(c,t), (F+C)/t) + (X/p)*g + Y*g + Z + l
@@ -50,7 +51,11 @@
 #define SORT_SAMPLES 256	/* sort.c SAMPLES */
 #define SKEY 24.0		/* sort.c struct skey */
 #define SAMPLE_MSG (8.0 + SORT_SAMPLES * SKEY)	/* sort.c struct sample_msg */
-#define AGG_PROBE 65536.0	/* groupby.c PROBE */
+#define AGG_LIMIT 16384.0	/* groupby.c: TABLE_CORE / 2 entries of the core table */
+#define AGG_PASS 16.0		/* groupby.c PASS_FILLS */
+#define AGG_CORE 48.0		/* groupby.c struct core */
+#define AGG_SAMPLES 256.0	/* PEMS_GROUPBY_SAMPLES */
+#define AGG_PAGES 32.0		/* aggregate.c KV_PAGES: random pages sampled per VP */
 #define AGG_INFO 104.0		/* aggregate.c struct vp_info */
 #define AGG_HDR 16.0		/* groupby.c struct chunk_hdr */
 
@@ -73,6 +78,7 @@ struct mparams {
 	double sort_local[2];		/* bytes/s per core, superstep 3 */
 	double agg_raw, agg_hash;	/* rows/s per core, superstep 2 */
 	double agg_merge, agg_write;	/* rows/s per core, supersteps 3, 4 */
+	double agg_compact, agg_fmt;	/* groups/s per core: compacting (3), formatting (4) */
 	double sgd;			/* rows * dim / s per core */
 	unsigned nbsp;
 	struct { unsigned p; double l, g; } bsp[MAXBSP];
@@ -88,7 +94,7 @@ static const struct pkey {
 #define K(f, w) { #f, offsetof(struct mparams, f), w }
 	K(cores, "online cores"),
 	K(load, "runnable threads of other processes during calibration (0: quiet)"),
-	K(poll, "cores a rank's comm thread uses polling (usleep(20) loop, transport.c), p > 1"),
+	K(poll, "cores a rank's comm thread takes from busy workers polling (usleep(20) loop, transport.c), p > 1"),
 	K(read_bw, "bytes/s, sequential reads through pems_file_read (64 MiB calls, all workers)"),
 	K(write_bw, "bytes/s, sequential writes through pems_file_write into allocated blocks (message logs)"),
 	K(fwrite_bw, "bytes/s, the same into a hole of a sized file (outputs)"),
@@ -104,8 +110,10 @@ static const struct pkey {
 	{ "sort_local_rec100", offsetof(struct mparams, sort_local[1]), "the same, rec100" },
 	K(agg_raw, "input rows/s per core, aggregate superstep 2, rows passed through raw"),
 	K(agg_hash, "input rows/s per core, aggregate superstep 2, hash pre-aggregation"),
-	K(agg_merge, "rows/s per core, aggregate superstep 3 (radix sort, pass 1, park)"),
-	K(agg_write, "rows/s per core, aggregate superstep 4 (pass 2, format, write)"),
+	K(agg_merge, "rows/s per core, aggregate superstep 3 (bucket, sort, pass 1, park), per row received"),
+	K(agg_write, "rows/s per core, aggregate superstep 4 (unpark, walk the rows), per parked row"),
+	K(agg_compact, "groups/s per core, aggregate superstep 3: compacting few groups into states"),
+	K(agg_fmt, "groups/s per core, aggregate superstep 4: finalize, format, write a group"),
 	K(sgd, "rows*dim/s per core, sgd gradient steps (dense)"),
 #undef K
 };
@@ -264,9 +272,9 @@ struct mjob {
 	double bytes;		/* input bytes */
 	double mem;		/* M per rank */
 	unsigned p, v, k;	/* v, k: 0 = as the planner chooses */
-	double chunk;		/* message chunk (derived) */
-	/* aggregate (kv input) */
-	double groups, state, line;
+	double chunk, mu;	/* message chunk, context size (the planner's) */
+	/* aggregate (kv input, count,sum) */
+	double groups, line;
 	/* sgd (dense) */
 	unsigned dim, epochs, shards, local_steps, sync_bsp;
 	double batch;
@@ -299,82 +307,53 @@ struct mlayout {
 	double g, l;				/* s per byte per rank; s per superstep */
 };
 
-/* -- the planners' memory formulas (plan.c, pems/config.c, mu_for) -- */
-
-static double msg_for(double v, double k, double c) { return (2 * k * v + 8 * k) * c; }
-
-static double chunk_for(double budget, double k, double v)
-{
-	double per = budget / (2 * k * v + 8 * k), c = 4096;
-
-	while (c * 2 <= per && c < MIB)
-		c *= 2;
-	return c;
-}
-
-static double overhead(double k, double v, double p, double msg)
-{
-	double c = chunk_for(msg, k, v), ra = p < 4 ? floor(4 / p) : 1;
-
-	return 16 * MIB + k * (2 * k * p * ra * c) + msg;
-}
-
-static double mu_for(const struct mjob *j, double v)
-{
-	double b = j->bytes / v;
-
-	switch (j->algo) {
-	case A_SORT:
-		return b * 2.6 + v * (SKEY + 48) + v * SAMPLE_MSG * 2 + 2 * MIB;
-	case A_AGG:
-		return b * 2.9 + v * (64 + 16 + AGG_INFO + 8 + (256 * 8 + 8) * 2) +
-		       3 * MIB + 16384 * (j->state + 17);
-	default:
-		return (j->dim + 1) * 8.0 * 4 + 4 * 4096 + 4 * MIB;
-	}
-}
-
-/* v and the chunk as pems_plan picks them; -1 when M cannot hold it */
-static int plan_job(struct mjob *j)
-{
-	double c, need = 0, best = 0, v;
-
-	if (j->algo == A_SGD) {
-		if (!j->v)
-			j->v = j->shards;
-		j->chunk = chunk_for(j->mem / 8, j->k, j->v);
-		return 0;
-	}
-	for (c = MIB; c >= 16384; c /= 2) {
-		if (j->v) {
-			best = j->v;
-			need = j->k * mu_for(j, best) + msg_for(best, j->k, c);
-		} else {
-			need = INFINITY;
-			for (v = j->k; v < 100000; v++) {
-				double x = j->k * mu_for(j, v) + msg_for(v, j->k, c);
-
-				if (x < need) {
-					need = x;
-					best = v;
-				} else if (x > need * 2) {
-					break;
-				}
-			}
-		}
-		if (need - msg_for(best, j->k, c) + overhead(j->k, best, j->p, msg_for(best, j->k, c)) +
-		    j->mem / 16 <= j->mem)
-			break;
-	}
-	if (c < 16384)
-		return -1;
-	j->v = (unsigned)best;
-	j->chunk = c;
-	return 0;
-}
-
 static double dmin(double a, double b) { return a < b ? a : b; }
 static double dmax(double a, double b) { return a > b ? a : b; }
+
+/* -- v, k and the chunk: the algorithms' own planners (pems_*_plan) -- */
+
+/* The job as the planner would run it on @nranks ranks of nodes with
+ * @cores cores: j->v, j->k (unless given), j->chunk, j->mu.  -1 when
+ * --mem cannot hold it. */
+static int plan_job(struct mjob *j, unsigned cores)
+{
+	struct pems_plan_env env = { .cores = cores ? cores : 1, .nranks = j->p, .quiet = true };
+	struct pems_config cfg;
+	double msg_mem;
+	int rc;
+
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.mem = (size_t)j->mem;
+	cfg.procs = j->v;
+	cfg.threads = j->k;
+	if (j->algo == A_SGD) {	/* sgd.c plan(): v = S, k = cores, msg_mem = M/8 <= 64 MiB */
+		j->v = j->v ? j->v : j->shards;
+		j->k = j->k ? j->k : env.cores;
+		msg_mem = j->mem / 8 < 64 * MIB ? j->mem / 8 : 64 * MIB;
+		j->chunk = msg_mem / (2.0 * j->k * j->v + 8.0 * j->k);	/* unused: no spills */
+		return 0;
+	}
+	if (j->algo == A_SORT) {
+		rc = pems_sort_plan(&cfg, j->rec100 ? PEMS_FMT_REC100 : PEMS_FMT_U64,
+				    (uint64_t)j->bytes, &env);
+	} else {
+		struct pems_aggregate_job aj;
+
+		memset(&aj, 0, sizeof(aj));
+		aj.in_fmt = PEMS_AGG_IN_KV;
+		aj.aggs[0] = pems_aggregate_builtin("count");
+		aj.aggs[1] = pems_aggregate_builtin("sum");
+		aj.naggs = 2;
+		rc = pems_aggregate_plan(&cfg, &aj, (uint64_t)j->bytes, &env);
+	}
+	if (rc)
+		return -1;
+	j->v = cfg.procs;
+	j->k = cfg.threads;
+	j->mu = (double)cfg.mu;
+	j->chunk = (double)cfg.msg_mem / (2.0 * j->k * j->v + 8.0 * j->k);
+	return 0;
+}
 
 static struct mstep *add(struct mplan *pl, const char *name)
 {
@@ -413,62 +392,77 @@ static void build_sort(const struct mjob *j, const struct mparams *m, struct mpl
 	s = add(pl, "sort+write");
 	s->msg_r = j->bytes;
 	s->file_w = j->bytes;
-	s->reqs = v;
+	s->reqs = v + (j->rec100 ? ceil(j->bytes / (8 * MIB)) : 0);	/* rec100: 8 MiB pieces */
 	s->cpu = j->bytes / m->sort_local[j->rec100];
 }
 
-/* table slots groupby.c gets from table_bytes, at 70 % load */
-static double agg_table_limit(const struct mjob *j)
+/*
+ * What one VP of nvp rows over G uniform keys sends (groupby.c
+ * preagg_core): a table of AGG_LIMIT entries; a fill that holds fewer
+ * than 2 rows per entry makes the next AGG_PASS fills' worth of rows go
+ * raw; a flushed state of count <= 3 goes out as its rows.  Returns the
+ * raw rows and 48-byte states, per VP.
+ */
+static void agg_send(double nvp, double G, double *raw, double *states)
 {
-	double tb = dmax(j->bytes / j->v / 4, 65536), slots = 64, slot = 8 + j->state;
+	double d = G * -expm1(-nvp / G), fill, cnt, cyc, r, st;
 
-	while (slots * 2 * (slot + 1) <= tb)
-		slots *= 2;
-	return floor(slots / 10) * 7;
+	if (d <= AGG_LIMIT) {		/* the table holds every key */
+		cnt = nvp / dmax(d, 1);
+		*raw = cnt > 3 ? 0 : nvp;
+		*states = cnt > 3 ? d : 0;
+		return;
+	}
+	fill = -G * log1p(-AGG_LIMIT / G);	/* rows until AGG_LIMIT keys */
+	cnt = fill / AGG_LIMIT;
+	r = cnt > 3 ? 0 : fill;
+	st = cnt > 3 ? AGG_LIMIT : 0;
+	cyc = fill;
+	if (fill < 2 * AGG_LIMIT) {		/* poor fill: rows pass raw */
+		cyc += AGG_PASS * AGG_LIMIT;
+		r += AGG_PASS * AGG_LIMIT;
+	}
+	*raw = r * nvp / cyc;
+	*states = st * nvp / cyc;
 }
 
 /* aggregate.c + groupby.c: sample, plan, load+partition, merge, write */
 static void build_agg(const struct mjob *j, const struct mparams *m, struct mplan *pl)
 {
 	double n = j->bytes / 16, v = j->v, p = j->p, G = j->groups, nvp = n / v;
-	double probe = dmin(nvp, AGG_PROBE), slot = 8 + j->state, raw, parts, msg, park;
-	double dvp = G * -expm1(-nvp / G), limit = agg_table_limit(j);
-	bool pass = G * -expm1(-probe / G) * 2 > probe;	/* the probe gives up */
+	double gd = G * -expm1(-n / G), raw, parts, msg, blob, park, ns;
+	bool compact;
 	struct mstep *s;
 
-	if (pass) {
-		raw = n;
-		parts = 0;
-	} else if (dvp <= limit) {
-		raw = 0;
-		parts = v * dvp;
-	} else {
-		parts = v * limit;
-		raw = n * (1 - limit / dvp);
-	}
-	msg = raw * 16 + parts * slot + v * v * AGG_HDR;
-	park = raw * 16 + parts * (slot + 16);
+	agg_send(nvp, G, &raw, &parts);
+	raw *= v;
+	parts *= v;
+	msg = raw * 16 + parts * AGG_CORE + v * v * AGG_HDR;
+	blob = raw * 16 + parts * AGG_CORE;
+	compact = gd * AGG_CORE * 2 <= blob;	/* groupby.c compact() */
+	park = compact ? gd * AGG_CORE : blob;
+	ns = v * dmin(AGG_SAMPLES, nvp);
 	s = add(pl, "sample");
-	s->rand_r = v * dmin(256, nvp);
+	s->rand_r = v * dmin(AGG_PAGES, nvp);
 	s = add(pl, "plan");
-	s->serial = qsort_secs(m, v * dmin(256, nvp));
-	s->coll = v * (256 * 8 + 8) + v * 16;
+	s->serial = qsort_secs(m, ns);
+	s->coll = v * (AGG_SAMPLES * 8 + 8) + v * 16;
 	s = add(pl, "load+partition");
 	s->file_r = j->bytes;
 	s->reqs = v;
 	s->msg_w = msg;
 	s->xfer = msg * (p - 1) / p;
-	s->cpu = n / (pass ? m->agg_raw : m->agg_hash);
+	s->cpu = (n - raw) / m->agg_hash + raw / m->agg_raw;
 	s = add(pl, "merge");
 	s->msg_r = msg;
 	s->msg_w = park;
-	s->cpu = (raw + parts) / m->agg_merge;
+	s->cpu = (raw + parts) / m->agg_merge + (compact ? gd / m->agg_compact : 0);
 	s->coll = v * AGG_INFO;
 	s = add(pl, "write");
 	s->msg_r = park;
-	s->file_w = G * -expm1(-n / G) * j->line;
+	s->file_w = gd * j->line;
 	s->reqs = v + ceil(s->file_w / MIB);	/* 1 MiB output blocks */
-	s->cpu = (raw + parts) / m->agg_write;
+	s->cpu = (compact ? 0 : raw + parts) / m->agg_write + gd / m->agg_fmt;
 }
 
 /* sgd.c: one superstep per H local steps of every shard, one at the end */
@@ -512,7 +506,7 @@ static double cores_for(const struct mlayout *L, const struct mjob *j)
 }
 
 struct mtime {
-	double t, disk, cpu, chain, comm;
+	double t, disk, cpu, chain, xfer, comm;
 	const char *bound;
 };
 
@@ -533,9 +527,15 @@ static void step_time(const struct mstep *s, const struct mjob *j, const struct 
 	o->disk = file + mr + s->msg_w / nn / L->write_bw + s->rand_r / nn / L->iops;
 	o->cpu = cpu / cu;
 	o->chain = (file + s->reqs * L->lat / nn + cpu) / t;
-	o->comm = s->xfer / j->p * L->g + s->coll * L->g;
-	o->t = dmax(o->disk, dmax(o->cpu, o->chain));
-	o->bound = o->t == o->disk ? "disk" : o->t == o->cpu ? "cpu" : "chain";
+	/* crossing bytes travel while the workers compute: each rank's comm
+	 * thread ships full chunks as they fill (transport.c), so the
+	 * crossing is one more resource in the max, not a term after it;
+	 * the collectives are combined at the barrier, after it */
+	o->xfer = s->xfer / j->p * L->g;
+	o->comm = s->coll * L->g;
+	o->t = dmax(dmax(o->disk, o->xfer), dmax(o->cpu, o->chain));
+	o->bound = o->t == o->disk ? "disk" : o->t == o->cpu ? "cpu" :
+		   o->t == o->chain ? "chain" : "net";
 	o->t += o->comm + s->serial + L->l;
 }
 
@@ -740,7 +740,7 @@ void cli_steps_json(FILE *f, const struct pems_stats *st)
 /* ---- options shared by predict and project ---- */
 
 enum {
-	OPT_PARAMS = CLI_OPT_FIRST_LOCAL, OPT_SIZE, OPT_PMPI, OPT_GROUPS, OPT_STATE,
+	OPT_PARAMS = CLI_OPT_FIRST_LOCAL, OPT_SIZE, OPT_PMPI, OPT_GROUPS,
 	OPT_LINE, OPT_DIM, OPT_EPOCHS, OPT_BATCH, OPT_LSTEPS, OPT_SYNC, OPT_SHARDS,
 	OPT_JSON, OPT_NODES, OPT_GBIT, OPT_LAT, OPT_MSGO, OPT_PERNODE, OPT_OUT,
 	OPT_KSIZE, OPT_BSPCSV, OPT_BASE, OPT_RBW, OPT_WBW, OPT_KRUNS,
@@ -803,7 +803,6 @@ static int m_option(void *ctx, int c, const char *arg)
 	case OPT_KSIZE: rc = num_opt(a->cmd, "kernel-size", arg, true, &a->ksize); break;
 	case OPT_PMPI: rc = num_opt(a->cmd, "procs-mpi", arg, false, &x); j->p = (unsigned)x; break;
 	case OPT_GROUPS: rc = num_opt(a->cmd, "groups", arg, true, &j->groups); break;
-	case OPT_STATE: rc = num_opt(a->cmd, "state-bytes", arg, false, &j->state); break;
 	case OPT_LINE: rc = num_opt(a->cmd, "line-bytes", arg, false, &j->line); break;
 	case OPT_DIM: rc = num_opt(a->cmd, "dim", arg, false, &x); j->dim = (unsigned)x; break;
 	case OPT_EPOCHS: rc = num_opt(a->cmd, "epochs", arg, false, &x); j->epochs = (unsigned)x; break;
@@ -848,7 +847,6 @@ static const struct option m_longopts[] = {
 	{ "size-per-node", required_argument, NULL, OPT_PERNODE },
 	{ "procs-mpi", required_argument, NULL, OPT_PMPI },
 	{ "groups", required_argument, NULL, OPT_GROUPS },
-	{ "state-bytes", required_argument, NULL, OPT_STATE },
 	{ "line-bytes", required_argument, NULL, OPT_LINE },
 	{ "dim", required_argument, NULL, OPT_DIM },
 	{ "epochs", required_argument, NULL, OPT_EPOCHS },
@@ -906,9 +904,7 @@ static const char model_help[] =
 	"  --procs-mpi P      ranks (default 1)\n"
 	"  --procs V          VPs (default: as the algorithm plans them)\n"
 	"  --threads K        workers per rank (default: the calibrated cores)\n"
-	"  --groups G         aggregate: distinct keys (default 1M)\n"
-	"  --state-bytes B    aggregate: bytes of the aggregate states (default 24:\n"
-	"                     count,sum)\n"
+	"  --groups G         aggregate (kv input, count,sum): distinct keys (default 1M)\n"
 	"  --line-bytes B     aggregate: output bytes per group (default 33)\n"
 	"  --dim D --epochs E --batch B --local-steps H --sync bsp|local --shards S\n"
 	"                     sgd (defaults 64, 1, 64, 64, local, 16)\n"
@@ -923,7 +919,6 @@ static void job_defaults(struct mjob *j)
 	memset(j, 0, sizeof(*j));
 	j->mem = 1024 * MIB;
 	j->groups = 1 << 20;
-	j->state = 24;
 	j->line = 33;
 	j->dim = 64;
 	j->epochs = 1;
@@ -987,9 +982,10 @@ static void print_row(unsigned first, const struct mstep *s, const struct mtime 
 		snprintf(idx, sizeof(idx), "%u-%u", first, first + (unsigned)s->reps - 1);
 	else
 		snprintf(idx, sizeof(idx), "%u", first);
-	printf("%-9s %-15s %8.3f %8.3f %8.3f %8.3f %-6s %9.3f", idx, s->name,
-	       t->disk * s->reps, t->cpu * s->reps, t->chain * s->reps,
-	       (t->t - dmax(t->disk, dmax(t->cpu, t->chain))) * s->reps, t->bound, pred);
+	printf("%-9s %-15s %8.3f %8.3f %8.3f %8.3f %8.3f %-6s %9.3f", idx, s->name,
+	       t->disk * s->reps, t->cpu * s->reps, t->chain * s->reps, t->xfer * s->reps,
+	       (t->t - dmax(dmax(t->disk, t->xfer), dmax(t->cpu, t->chain))) * s->reps,
+	       t->bound, pred);
 	if (ms && ms->nsteps >= first + s->reps) {
 		double x = 0;
 		unsigned i;
@@ -1031,8 +1027,8 @@ static double predict(struct mjob *j, const struct mparams *m, const struct mlay
 		}
 	}
 	if (print)
-		printf("%-9s %-15s %8s %8s %8s %8s %-6s %9s%s\n", "superstep", "phase", "disk_s",
-		       "cpu_s", "chain_s", "sync_s", "bound", "predicted",
+		printf("%-9s %-15s %8s %8s %8s %8s %8s %-6s %9s%s\n", "superstep", "phase", "disk_s",
+		       "cpu_s", "chain_s", "net_s", "sync_s", "bound", "predicted",
 		       ms && ms->nsteps ? "  measured  ratio" : "");
 	for (i = 0; i < pl.n; i++) {
 		step_time(&pl.s[i], j, m, L, &t);
@@ -1042,7 +1038,7 @@ static double predict(struct mjob *j, const struct mparams *m, const struct mlay
 		first += (unsigned)pl.s[i].reps;
 	}
 	if (print) {
-		printf("%-9s %-15s %44s %9.3f", "", "setup", "", params_setup(m, j->p));
+		printf("%-9s %-15s %53s %9.3f", "", "setup", "", params_setup(m, j->p));
 		if (ms && ms->nsteps) {
 			double x = ms->secs;
 
@@ -1050,7 +1046,7 @@ static double predict(struct mjob *j, const struct mparams *m, const struct mlay
 				x -= ms->steps[i];
 			printf(" %9.3f", x);
 		}
-		printf("\n%-9s %-15s %44s %9.3f", "", "total", "", total);
+		printf("\n%-9s %-15s %53s %9.3f", "", "total", "", total);
 		if (ms)
 			printf(" %9.3f %6.2f", ms->secs, total / ms->secs);
 		putchar('\n');
@@ -1067,17 +1063,11 @@ static int job_finish(struct margs *a, const struct mparams *m, const struct mea
 			j->bytes = j->algo == A_SGD ? ms->bytes / (j->epochs ? j->epochs : 1) : ms->bytes;
 		if (!j->p && ms->p)
 			j->p = (unsigned)ms->p;
-		if (!j->v && ms->v)
-			j->v = (unsigned)ms->v;
-		if (!j->k && ms->k)
-			j->k = (unsigned)ms->k;
 		if (ms->mem)
 			j->mem = ms->mem;
 	}
 	if (!j->p)
 		j->p = 1;
-	if (!j->k)
-		j->k = (unsigned)m->cores;
 	if (!(j->bytes > 0))
 		return cli_usage("%s: --size is required (or --stats-json of a run)", a->cmd);
 	if (j->algo == A_SGD && (!j->dim || !j->shards || !j->batch || !j->local_steps || !j->epochs))
@@ -1085,7 +1075,7 @@ static int job_finish(struct margs *a, const struct mparams *m, const struct mea
 				 a->cmd);
 	if (j->algo == A_AGG && !(j->groups >= 1))
 		return cli_usage("%s: --groups must be at least 1", a->cmd);
-	if (plan_job(j)) {
+	if (plan_job(j, (unsigned)m->cores)) {
 		char b[32], mm[32];
 
 		cli_error("%s: --mem %s cannot hold %s of %s input (the planner finds no v)", a->cmd,
@@ -1131,6 +1121,9 @@ static int cmd_predict(int argc, char **argv)
 	       cli_human((uint64_t)a.job.bytes, b, sizeof(b)), a.job.p, a.job.v, a.job.k,
 	       cli_human((uint64_t)a.job.mem, (char[32]){ 0 }, 32), a.job.chunk / 1024,
 	       a.params, m.date);
+	if (a.json && ms.v)
+		printf("the run: v=%.0f k=%.0f (%s the planner's)\n", ms.v, ms.k,
+		       ms.v == a.job.v && ms.k == a.job.k ? "as" : "NOT as");
 	total = predict(&a.job, &m, &L, a.json ? &ms : NULL, true, &w);
 	printf("work: kernels %.2f core-s, disk traffic %.3f GB", w.cpu, w.io / 1e9);
 	if (a.json)
@@ -1144,8 +1137,9 @@ static int cmd_predict(int argc, char **argv)
 	       algo_name(a.job.algo), a.job.bytes, a.job.p, a.job.v, a.job.k, total, w.cpu, w.io,
 	       cores_for(&L, &a.job));
 	if (a.json)
-		printf(" measured_secs=%.4f meas_cpu=%.3f meas_io=%.0f meas_share=%.3f ratio=%.4f", ms.secs,
-		       ms.cpu, ms.io, ms.cpu / ms.secs, total / ms.secs);
+		printf(" measured_secs=%.4f meas_cpu=%.3f meas_io=%.0f meas_share=%.3f ratio=%.4f"
+		       " run_v=%.0f run_k=%.0f", ms.secs, ms.cpu, ms.io, ms.cpu / ms.secs,
+		       total / ms.secs, ms.v, ms.k);
 	putchar('\n');
 out:
 	if (a.json)
@@ -1194,15 +1188,14 @@ static int cmd_project(int argc, char **argv)
 		if (!(n >= 1))
 			return cli_usage("%s: --nodes %s: not a node count", a.cmd, tok);
 		j.p = (unsigned)n;
-		j.k = j.k ? j.k : (unsigned)m.cores;
-		if (j.algo == A_SGD && j.shards < j.p * j.k)
-			j.shards = j.p * j.k;	/* v = S must cover every worker */
+		if (j.algo == A_SGD && j.shards < j.p * (j.k ? j.k : m.cores))
+			j.shards = j.p * (j.k ? j.k : (unsigned)m.cores);	/* v = S: every worker */
 		j.v = a.job.v;
 		j.bytes = a.per_node ? per * n : per;
 		L.nodes = n;
 		params_bsp(&m, 1, &l1, &g1);
 		L.l = l1 + (n - 1) * a.msgo + 6 * ceil(log2(n)) * a.lat;
-		if (plan_job(&j)) {
+		if (plan_job(&j, (unsigned)m.cores)) {
 			printf("%-6.0f %8s %10.3g %7s %9s %10s %10s %8s  does not fit: --mem %.0f MiB cannot hold v's tables\n",
 			       n, "-", j.bytes, "-", "-", "-", "-", "-", j.mem / MIB);
 			printf("projection=%s nodes=%.0f fits=0\n", algo_name(j.algo), n);
@@ -1313,21 +1306,26 @@ static void *spin(void *arg)
 }
 
 /* the comm thread's idle loop (pems/transport.c): usleep(20) between polls */
-static double poll_cores(void)
+static void *poller(void *arg)
 {
-	double t0 = cli_now(), c0 = cpu_now(CLOCK_THREAD_CPUTIME_ID);
+	double t0 = cli_now();
 
-	while (cli_now() - t0 < 0.5)
+	(void)arg;
+	while (cli_now() - t0 < 1.0)
 		usleep(20);
-	return (cpu_now(CLOCK_THREAD_CPUTIME_ID) - c0) / (cli_now() - t0);
+	return NULL;
 }
 
-static double background_load(unsigned k, double cores)
+/* cores @k spinning threads get in one second beside @npoll pollers */
+static double spin_share(unsigned k, unsigned npoll)
 {
-	pthread_t th[64];
+	pthread_t th[64], pt[8];
 	double cpu[64], share = 0, t0 = cli_now();
-	unsigned i, n = 0;
+	unsigned i, n = 0, np = 0;
 
+	for (i = 0; i < npoll && i < 8; i++)
+		if (!pthread_create(&pt[np], NULL, poller, NULL))
+			np++;
 	for (i = 0; i < k && i < 64; i++)
 		if (!pthread_create(&th[n], NULL, spin, &cpu[n]))
 			n++;
@@ -1335,10 +1333,23 @@ static double background_load(unsigned k, double cores)
 		pthread_join(th[i], NULL);
 		share += cpu[i];
 	}
-	share /= cli_now() - t0;
-	if (!n || share <= 0)
+	for (i = 0; i < np; i++)
+		pthread_join(pt[i], NULL);
+	return n ? share / (cli_now() - t0) : 0;
+}
+
+/* L: the other runnable threads that explain the share k spinners get;
+ * *poll: the cores one comm thread's polling takes from busy workers
+ * (what two pollers take from them, halved; alone on an idle core a
+ * poller uses more, 0.2 core here, but that is not taken from anyone) */
+static double background_load(unsigned k, double cores, double *poll)
+{
+	double share = spin_share(k, 0);
+
+	*poll = dmax(0, (share - spin_share(k, 2)) / 2);
+	if (share <= 0)
 		return 0;
-	return dmax(0, dmin(cores, n) * n / share - n);
+	return dmax(0, dmin(cores, k) * k / share - k);
 }
 
 /* -- disk: three supersteps of every worker's VP -- */
@@ -1574,10 +1585,15 @@ static int cal_latency(struct cal *c)
 
 /* -- kernels: the real algorithms on data in memory -- */
 
+/* pems-run gen ARGS (the last one the file), then the file's pages to the
+ * disk: the runs read it with O_DIRECT, which first writes back dirty
+ * page-cache pages -- in the reading process, allocating ext4's delayed
+ * blocks on its CPU time and making its random reads wait (the first
+ * calibration of 2026-12-03 measured both into the sort's rates) */
 static int gen(const char *const *args)
 {
 	char *argv[16];
-	int argc = 0;
+	int argc = 0, rc, fd;
 
 	while (args[argc] && argc < 15) {
 		argv[argc] = (char *)args[argc];
@@ -1585,7 +1601,17 @@ static int gen(const char *const *args)
 	}
 	argv[argc] = NULL;
 	optind = 0;
-	return cli_gen_main(argc, argv);
+	rc = cli_gen_main(argc, argv);
+	if (rc || argc < 2)
+		return rc;
+	fd = open(argv[argc - 1], O_RDONLY);
+	if (fd < 0 || fsync(fd)) {
+		cli_error("model calibrate: cannot sync '%s': %s", argv[argc - 1], strerror(errno));
+		rc = CLI_EXIT_FAIL;
+	}
+	if (fd >= 0)
+		close(fd);
+	return rc;
 }
 
 /* CPU seconds of superstep @i: the process's, all threads; O_DIRECT
@@ -1675,7 +1701,9 @@ static int cal_setup(struct cal *c)
 	return 0;
 }
 
-static int cal_agg(struct cal *c, bool raw)
+/* aggregate count,sum over kv rows of --kernel-size with @groups keys;
+ * t[] the CPU seconds of supersteps 2, 3 and 4 */
+static int cal_agg_run(struct cal *c, const char *groups, double t[3])
 {
 	char in[4096], out[4096], count[32];
 	struct pems_aggregate_job job = { .in = in, .out = out };
@@ -1689,20 +1717,42 @@ static int cal_agg(struct cal *c, bool raw)
 	job.aggs[1] = pems_aggregate_builtin("sum");
 	job.naggs = 2;
 	rc = gen((const char *const[]){ "gen", "--format", "kv", "--count", count, "--groups",
-					raw ? "1048576" : "1000", "--seed", "7", "--quiet", in, NULL });
+					groups, "--seed", "7", "--quiet", in, NULL });
 	if (!rc)
 		rc = cal_run(c, run_agg, &job, "aggregate", &wall);
 	unlink(in);
 	unlink(out);
 	if (rc || rec.n != 5)
 		return CLI_EXIT_FAIL;
-	if (raw) {
-		c->m->agg_raw = rows / kernel_secs(c, 2);
-		c->m->agg_merge = rows / kernel_secs(c, 3);
-		c->m->agg_write = rows / kernel_secs(c, 4);
-	} else {
-		c->m->agg_hash = rows / kernel_secs(c, 2);
-	}
+	t[0] = kernel_secs(c, 2);
+	t[1] = kernel_secs(c, 3);
+	t[2] = kernel_secs(c, 4);
+	return 0;
+}
+
+/*
+ * Three runs, R rows each: 1000 groups (pre-aggregation: agg_hash);
+ * 64 Mi groups (R rows pass raw, Gb ~ 0.85 R groups, not compacted:
+ * agg_raw, agg_merge per row, superstep 4 = R/agg_write + Gb/agg_fmt);
+ * 1 Mi groups (raw, then compacted into Gc states: superstep 3 =
+ * R/agg_merge + Gc/agg_compact, superstep 4 = Gc/agg_fmt).
+ */
+static int cal_agg(struct cal *c)
+{
+	double r = floor(c->ksize / 16), h[3], b[3], k[3], gb, gc;
+	int rc;
+
+	if ((rc = cal_agg_run(c, "1000", h)) || (rc = cal_agg_run(c, "67108864", b)) ||
+	    (rc = cal_agg_run(c, "1048576", k)))
+		return rc;
+	gb = 67108864.0 * -expm1(-r / 67108864.0);
+	gc = 1048576.0 * -expm1(-r / 1048576.0);
+	c->m->agg_hash = r / h[0];
+	c->m->agg_raw = r / b[0];
+	c->m->agg_merge = r / b[1];
+	c->m->agg_fmt = gc / k[2];
+	c->m->agg_write = r / dmax(b[2] - gb / c->m->agg_fmt, 0.05 * b[2]);
+	c->m->agg_compact = gc / dmax(k[1] - r / c->m->agg_merge, 0.05 * k[1]);
 	return 0;
 }
 
@@ -1753,22 +1803,23 @@ static int cal_kernels(struct cal *c, unsigned runs)
 		offsetof(struct mparams, sort_local[0]), offsetof(struct mparams, sort_local[1]),
 		offsetof(struct mparams, agg_raw), offsetof(struct mparams, agg_hash),
 		offsetof(struct mparams, agg_merge), offsetof(struct mparams, agg_write),
+		offsetof(struct mparams, agg_compact), offsetof(struct mparams, agg_fmt),
 		offsetof(struct mparams, sgd),
 	};
-	double x[9][16];
+	double x[11][16];
 	unsigned r, i, a, b;
 	int rc;
 
 	if (runs < 1 || runs > 16)
 		runs = 3;
 	for (r = 0; r < runs; r++) {
-		if ((rc = cal_sort(c, 0)) || (rc = cal_sort(c, 1)) || (rc = cal_agg(c, true)) ||
-		    (rc = cal_agg(c, false)) || (rc = cal_sgd(c)))
+		if ((rc = cal_sort(c, 0)) || (rc = cal_sort(c, 1)) || (rc = cal_agg(c)) ||
+		    (rc = cal_sgd(c)))
 			return rc;
-		for (i = 0; i < 9; i++)
+		for (i = 0; i < 11; i++)
 			x[i][r] = *(double *)(void *)((char *)c->m + off[i]);
 	}
-	for (i = 0; i < 9; i++) {
+	for (i = 0; i < 11; i++) {
 		for (a = 1; a < runs; a++)	/* insertion sort, then the median */
 			for (b = a; b > 0 && x[i][b - 1] > x[i][b]; b--) {
 				double t = x[i][b];
@@ -1846,8 +1897,7 @@ static int cmd_calibrate(int argc, char **argv)
 	c.ksize = a.ksize;
 	m.copy_bw = copy_rate();
 	m.qsort_ns = qsort_rate();
-	m.load = background_load(c.k, m.cores);
-	m.poll = poll_cores();
+	m.load = background_load(c.k, m.cores, &m.poll);
 	if (cal_latency(&c)) {
 		cli_error("%s: the superstep latency test failed", a.cmd);
 		return CLI_EXIT_FAIL;
