@@ -1,54 +1,51 @@
 #!/bin/bash
 # bench/model.sh - validate the BSP cost model (pems-run model,
-# docs/cost-model.md) against real runs of sort, aggregate and sgd at
-# p = 1, 2, 4 ranks (mpirun --oversubscribe: the ranks share the cores
-# and the disk of this machine) and two sizes each.
+# docs/cost-model.md) against real runs of sort (u64, rec100), aggregate
+# (1000 and 10^7 groups) and sgd at p = 1, 2, 4 ranks (mpirun
+# --oversubscribe: the ranks share the cores and the disk of this
+# machine) and two sizes each, with one memory budget for the machine.
 #
-#   BUILD=build MODEL_TMP=/work/scratch/model bash bench/model.sh
-#   bash bench/model.sh --report DIR      predict DIR's runs again (stored
-#                                         --stats-json and calibrations,
-#                                         the current model), table, plot;
-#                                         KERNELS=FILE takes the kernel rates
-#                                         from that full calibration
+#   BUILD=build MODEL_TMP=/work/scratch/model HOLD="/work/wt/lock.sh quiet" bash bench/model.sh
+#   bash bench/model.sh calibrate          only the calibration (one hold)
+#   bash bench/model.sh group CASE SIZE    only one group of runs (one hold)
+#   bash bench/model.sh --report DIR       predict DIR's runs again with
+#                                          DIR/model-base.params and the
+#                                          current model; table, plot
 #
 # Environment (all optional):
-#   SIZES="1G 2G"     input sizes (every algorithm)
-#   ALGOS="sort aggregate sgd"
-#   NPS="1 2 4"       ranks
-#   REPEAT=2          runs of each (algorithm, size, p)
-#   REP_FIRST=1       number of the first repetition (to add runs to a
-#                     results dir by a second invocation)
-#   MEM=1G            --mem of every run (per rank)
-#   MODEL_TMP=/work/scratch/model   inputs, outputs, scratch (one input
-#                     at a time: about 4.5x the largest size)
-#   BSP_CSV=...       bench/bsp-params.sh's medians (default: the newest
-#                     bench/results/*/bsp-params.csv)
-#   BASE_PARAMS=FILE  reuse this full calibration instead of making one
-#   RESULTS_DIR=bench/results/<date>
-# Protocol: one full `model calibrate` (kernel rates) first; then for each
-# algorithm and size, REPEAT times: a quick `model calibrate --base`
-# (CPU share under the other load, disk, latency, setup) and the time
-# outside the supersteps of a 16 MiB sort under mpirun -np P (setup_mpi
-# lines), the runs at every p, and the same calibration again; each run
-# is predicted with the mean of the calibrations before and after it
-# (the other helpers' load on this machine changes by minutes).  Nothing of
-# a run is used to predict it except v, k, p and M (the planner's
-# choices, which the model reproduces when not given).
+#   CASES="sort-u64 sort-rec100 agg-1e3 agg-1e7 sgd"
+#   SIZES="512M 1536M"  input sizes (every case)
+#   NPS="1 2 4"         ranks
+#   REPEAT=3            runs of each (case, size, p); medians are reported
+#   MEM_TOTAL=1G        --mem of the machine: each of p ranks gets MEM_TOTAL/p
+#   MODEL_TMP=/work/scratch/model   inputs, outputs, scratch (one input at a
+#                       time: about 3.2x the largest size for the sort)
+#   BSP_CSV=...         bench/bsp-params.sh's medians (default: the newest
+#                       bench/results/*/bsp-params.csv)
+#   HOLD="..."          run the calibration and each (case, size) group under
+#                       this wrapper (e.g. "/work/wt/lock.sh quiet": each group
+#                       is one hold of a few minutes)
+#   RESULTS_DIR=bench/results/<date>-model
+# Protocol: one full `model calibrate` (kernel rates from 256 MiB runs of
+# the algorithms, disk, latency, setup) plus the setup of a tiny sort under
+# mpirun -np P, then nothing is measured for the model again: each run is
+# predicted from that one parameter file, the run's p and --mem, and the
+# planner's v and k (the model calls the algorithms' planners; the
+# prediction says whether the run chose the same).  Within a group the REPEAT
+# repetitions go round p = 1, 2, 4, so that contenders run side by side.
 # Writes to $RESULTS_DIR:
-#   model-runs.csv   algo,bytes,p,rep,predicted,measured,ratio,params,
-#                    pred_cpu,meas_cpu (core-s of the kernels; CPU s of
-#                    the ranks), pred_io,meas_io (bytes read + written),
-#                    pred_share,meas_share (cores the workers get in the
-#                    model; CPU s / wall s of the run, all threads)
-#   model.csv        algo,bytes,p,runs,predicted_median,measured_median,
-#                    ratio_median,ratio_min,ratio_max
-#   model-table.md   the same as a markdown table
-#   model.png        predicted against measured (gnuplot), +-20 % lines
-#   model-projection.txt  bench/model-project.sh: 1..1000 nodes
-#   model-calibrations.csv  what every quick calibration measured
-#   logs/model-*.txt the predict tables (per superstep) of every run
-# and prints one line per run:
-#   bench=model algo=.. bytes=.. p=.. rep=.. predicted=.. measured=.. ratio=..
+#   model-base.params  the calibration
+#   model-runs.csv     case,algo,bytes,p,rep,predicted,measured,ratio,
+#                      pred_cpu,meas_cpu,pred_io,meas_io,plan_matches
+#   model.csv          case,bytes,p,runs,predicted,measured_median,
+#                      error_pct (predicted/measured median - 1),
+#                      measured_min,measured_max,io_ratio,cpu_ratio
+#   model-table.md     the same as a markdown table
+#   model.png          predicted against measured (gnuplot), +-20 % lines
+#   model-steps.md     per-superstep predicted and measured seconds (medians)
+#   model-projection.txt/.png  bench/model-project.sh: 1..1000 nodes
+#   logs/model-CASE-SIZE-pP-rR.{json,txt,log}: each run's --stats-json,
+#                      predict table and output
 set -uo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
@@ -56,108 +53,178 @@ ROOT=$PWD
 BUILD=${BUILD:-build}
 case "$BUILD" in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 RUN=$BUILD/pems-run
-SIZES=${SIZES:-1G 2G}
-ALGOS=${ALGOS:-sort aggregate sgd}
+CASES=${CASES:-sort-u64 sort-rec100 agg-1e3 agg-1e7 sgd}
+SIZES=${SIZES:-512M 1536M}
 NPS=${NPS:-1 2 4}
-REPEAT=${REPEAT:-2}
-REP_FIRST=${REP_FIRST:-1}
-MEM=${MEM:-1G}
+REPEAT=${REPEAT:-3}
+MEM_TOTAL=${MEM_TOTAL:-1G}
 TMP=${MODEL_TMP:-/work/scratch/model}
-RESULTS_DIR=${RESULTS_DIR:-$ROOT/bench/results/$(date +%F)}
+RESULTS_DIR=${RESULTS_DIR:-$ROOT/bench/results/$(date +%F)-model}
+HOLD=${HOLD:-}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export BUILD MODEL_TMP=$TMP RESULTS_DIR CASES SIZES NPS REPEAT MEM_TOTAL
 
 err() { echo "bench/model.sh: error: $*" >&2; exit 1; }
-
 median() { sort -g | awk '{ a[NR] = $1 } END { if (NR) print (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2) }'; }
+BASE=$RESULTS_DIR/model-base.params
+RUNS=$RESULTS_DIR/model-runs.csv
+HDR="case,algo,bytes,p,rep,predicted,measured,ratio,pred_cpu,meas_cpu,pred_io,meas_io,plan_matches"
 
-# predict_run ALGO BYTES P REP JSON CAL: predict one stored run, one CSV
-# line to model-runs.csv and one bench= line
+algo_of() { case $1 in sort-*) echo sort ;; agg-*) echo aggregate ;; *) echo sgd ;; esac; }
+mem_of() { echo "$(($(numfmt --from=iec "$MEM_TOTAL") / $1))"; }
+
+# model_args CASE: the job options of `model predict` (besides the run)
+model_args() {
+	case $1 in
+	sort-u64) echo "--format u64" ;;
+	sort-rec100) echo "--format rec100" ;;
+	agg-1e3) echo "--groups 1000" ;;
+	agg-1e7) echo "--groups 10000000" ;;
+	sgd) echo "--dim 64 --local-steps 64 --epochs 1" ;;
+	esac
+}
+
+# predict_run CASE BYTES P REP JSON: predict one stored run, one CSV line
 predict_run() {
-	local out line pr me ra pc mc pi mi ps ms
-	out=$("$RUN" model predict "$1" --params "$6" --stats-json "$5") || return
+	local out line a f v
+	a=$(algo_of "$1")
+	# shellcheck disable=SC2046
+	out=$("$RUN" model predict "$a" $(model_args "$1") --params "$BASE" --stats-json "$5") || return
 	printf '%s\n' "$out" >"${5%.json}.txt"
 	line=$(tail -1 <<<"$out")
-	pr=$(sed -n 's/.*predicted_secs=\([^ ]*\).*/\1/p' <<<"$line")
-	me=$(sed -n 's/.*measured_secs=\([^ ]*\).*/\1/p' <<<"$line")
-	ra=$(sed -n 's/.* ratio=\([^ ]*\).*/\1/p' <<<"$line")
-	pc=$(sed -n 's/.*pred_cpu=\([^ ]*\).*/\1/p' <<<"$line")
-	mc=$(sed -n 's/.*meas_cpu=\([^ ]*\).*/\1/p' <<<"$line")
-	pi=$(sed -n 's/.*pred_io=\([^ ]*\).*/\1/p' <<<"$line")
-	mi=$(sed -n 's/.*meas_io=\([^ ]*\).*/\1/p' <<<"$line")
-	ps=$(sed -n 's/.*pred_share=\([^ ]*\).*/\1/p' <<<"$line")
-	ms=$(sed -n 's/.*meas_share=\([^ ]*\).*/\1/p' <<<"$line")
-	echo "$1,$2,$3,$4,$pr,$me,$ra,$(basename "$6"),$pc,$mc,$pi,$mi,$ps,$ms" >>"$RUNS"
-	echo "bench=model algo=$1 bytes=$2 p=$3 rep=$4 predicted=$pr measured=$me ratio=$ra pred_cpu=$pc meas_cpu=$mc pred_io=$pi meas_io=$mi"
+	f() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<"$line"; }
+	v=$(grep -c "(as the planner's)" <<<"$out")
+	echo "$1,$a,$2,$3,$4,$(f predicted_secs),$(f measured_secs),$(f ratio),$(f pred_cpu),$(f meas_cpu),$(f pred_io),$(f meas_io),$v" >>"$RUNS"
+	echo "bench=model case=$1 bytes=$2 p=$3 rep=$4 predicted=$(f predicted_secs) measured=$(f measured_secs) ratio=$(f ratio) plan_matches=$v"
 }
 
-# with_kernels CAL KERNELS OUT: CAL with the kernel rates of KERNELS
-KEYS_KERNEL="sort_part_u64 sort_part_rec100 sort_local_u64 sort_local_rec100 agg_raw agg_hash agg_merge agg_write sgd qsort_ns vp_secs"
-with_kernels() {
-	awk -v keys="$KEYS_KERNEL" 'BEGIN { n = split(keys, k, " "); for (i = 1; i <= n; i++) want[k[i]] = 1 }
-	     FNR == NR { if ($1 in want) v[$1] = $0; next }
-	     ($1 in want) && ($1 in v) { print v[$1]; next } { print }' "$2" "$1" >"$3"
+# setup_mpi: "setup_mpi P S" lines for the calibration: the seconds of a
+# tiny sort (16 MiB) under mpirun -np P outside its supersteps (the less
+# of three runs: a fixed cost)
+setup_mpi() {
+	local np i j=$TMP/tiny.json tiny=$TMP/tiny.u64
+	"$RUN" gen --format u64 --count 2M --seed 1 --quiet "$tiny" || err "gen failed"
+	for np in $NPS; do
+		for i in 1 2 3; do
+			rm -rf "${TMP:?}/scratch/"r*
+			mkdir -p "$TMP/scratch/r"{0,1,2,3}
+			mpirun --oversubscribe --bind-to none -np "$np" "$RUN" sort --format u64 \
+				--mem "$(mem_of "$np")" --tmp "$TMP/scratch/r%r" --quiet --stats-json "$j" \
+				"$tiny" "$TMP/tiny.out" || err "tiny sort at p=$np failed"
+			grep -o '"secs": [0-9.]*' "$j" | awk '
+				NR == 1 { t = $2; next } { t -= $2 } END { print (t > 0 ? t : 0) }'
+		done | sort -g | head -1 | awk -v p="$np" '{ printf "setup_mpi %d %.6f\n", p, $1 }' >>"$BASE"
+	done
+	rm -f "$j" "$tiny" "$TMP/tiny.out"
 }
 
-# repredict DIR: model-runs.csv again from DIR/logs (with KERNELS=FILE:
-# the kernel rates of that full calibration in every group's parameters)
+calibrate() {
+	BSP_CSV=${BSP_CSV:-$(ls -1 "$ROOT"/bench/results/*/bsp-params.csv 2>/dev/null | tail -1)}
+	[[ -f $BSP_CSV ]] || err "no bsp-params.csv; run bench/bsp-params.sh first"
+	echo "bench/model.sh: full calibration ($BSP_CSV)" >&2
+	"$RUN" model calibrate --tmp "$TMP/scratch" --bsp-params "$BSP_CSV" --out "$BASE" ||
+		err "calibration failed"
+	setup_mpi
+}
+
+# gen CASE SIZE FILE
+gen() {
+	local b
+	b=$(numfmt --from=iec "$2")
+	case $1 in
+	sort-u64) "$RUN" gen --format u64 --count $((b / 8)) --seed 42 --quiet "$3" ;;
+	sort-rec100) "$RUN" gen --format rec100 --count $((b / 100)) --seed 42 --quiet "$3" ;;
+	agg-1e3) "$RUN" gen --format kv --count $((b / 16)) --groups 1000 --seed 42 --quiet "$3" ;;
+	agg-1e7) "$RUN" gen --format kv --count $((b / 16)) --groups 10000000 --seed 42 --quiet "$3" ;;
+	sgd) "$RUN" gen --format dense --model linear --count $((b / 260)) --dim 64 --noise 0.5 \
+		--seed 42 --quiet "$3" ;;
+	esac
+}
+
+# job CASE IN: the pems-run arguments after the subcommand
+job() {
+	case $1 in
+	sort-u64) echo "--format u64 $2 $TMP/out" ;;
+	sort-rec100) echo "--format rec100 $2 $TMP/out" ;;
+	agg-*) echo "--agg count,sum $2 $TMP/out" ;;
+	sgd) echo "--model linear --data $2 --format dense --sync local --local-steps 64 --epochs 1 --out $TMP/out" ;;
+	esac
+}
+
+# group CASE SIZE: REPEAT rounds of p = NPS, each run predicted
+group() {
+	local c=$1 size=$2 in=$TMP/in.$1.$2 bytes rep np json log
+	[[ -f $BASE ]] || err "no $BASE; run 'bench/model.sh calibrate' first"
+	gen "$c" "$size" "$in" || err "gen $c $size failed"
+	# on the disk before the first run: an O_DIRECT read of dirty page-cache
+	# pages first waits for their writeback (it cost the first run 1.8 s)
+	sync "$in" || err "sync $in failed"
+	bytes=$(stat -c %s "$in")
+	for ((rep = 1; rep <= REPEAT; rep++)); do
+		for np in $NPS; do
+			rm -rf "${TMP:?}/scratch/"r* "$TMP/out" "$TMP/out".*
+			mkdir -p "$TMP/scratch/r"{0,1,2,3}
+			json=$RESULTS_DIR/logs/model-$c-$size-p$np-r$rep.json
+			log=${json%.json}.log
+			# shellcheck disable=SC2046
+			if ! mpirun --oversubscribe --bind-to none -np "$np" "$RUN" "$(algo_of "$c")" \
+				--mem "$(mem_of "$np")" --tmp "$TMP/scratch/r%r" --quiet --stats-json "$json" \
+				$(job "$c" "$in") >"$log" 2>&1; then
+				echo "bench/model.sh: $c $size p=$np failed (see $log)" >&2
+				continue
+			fi
+			predict_run "$c" "$bytes" "$np" "$rep" "$json"
+		done
+	done
+	rm -f "$in" "$in".weights "$TMP/out" "$TMP/out".*
+	rm -rf "${TMP:?}/scratch/"r*
+}
+
 repredict() {
-	local j b a sz np r cal
-	RUNS=$1/model-runs.csv
-	echo "algo,bytes,p,rep,predicted,measured,ratio,params,pred_cpu,meas_cpu,pred_io,meas_io,pred_share,meas_share" >"$RUNS"
-	for j in "$1"/logs/model-*-p*-r*.json; do
+	local j b c sz np r
+	echo "$HDR" >"$RUNS"
+	for j in "$RESULTS_DIR"/logs/model-*-p*-r*.json; do
 		b=$(basename "$j" .json)
-		IFS=- read -r _ a sz np r <<<"$b"
-		cal=$1/logs/model-$a-$sz-$r.params
-		[[ -f $cal ]] || continue
-		if [[ -n ${KERNELS:-} ]]; then
-			with_kernels "$cal" "$KERNELS" "$cal.k"
-			cal=$cal.k
-		fi
-		predict_run "$a" "$(grep -o '"bytes": [0-9]*' "$j" | head -1 | cut -d' ' -f2)" \
-			"${np#p}" "${r#r}" "$j" "$cal"
+		b=${b#model-}
+		r=${b##*-r}; b=${b%-r*}
+		np=${b##*-p}; b=${b%-p*}
+		sz=${b##*-}; c=${b%-*}
+		predict_run "$c" "$(grep -o '"bytes": [0-9]*' "$j" | head -1 | cut -d' ' -f2)" \
+			"$np" "$r" "$j" >/dev/null
 	done
 }
 
 report() {
-	local dir=$1 runs=$1/model-runs.csv f
-	[[ -f $runs ]] || err "no $runs"
-	# the calibrations (logs/ is not kept in git): one line each
-	echo "calibration,load,poll,read_bw,write_bw,fwrite_bw,iops,lat,setup,setup_mpi_1,setup_mpi_2,setup_mpi_4" >"$dir/model-calibrations.csv"
-	for f in "$dir"/logs/model-*.params.before "$dir"/logs/model-*.params.after; do
-		[[ -f $f ]] || continue
-		awk -v n="$(basename "$f")" '$1 == "setup_mpi" { v["setup_mpi_" $2] = $3; next } { v[$1] = $2 }
-			END { printf "%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n", n, v["load"], v["poll"], v["read_bw"],
-			      v["write_bw"], v["fwrite_bw"], v["iops"], v["lat"], v["setup"], v["setup_mpi_1"],
-			      v["setup_mpi_2"], v["setup_mpi_4"] }' "$f" >>"$dir/model-calibrations.csv"
-	done
-	echo "algo,bytes,p,runs,predicted_median,measured_median,ratio_median,ratio_min,ratio_max,io_ratio_median,cpu_ratio_median,pred_share_median,meas_share_median" >"$dir/model.csv"
-	tail -n +2 "$runs" | cut -d, -f1-3 | awk '!seen[$0]++' | while IFS=, read -r a b p; do
-		rows=$(awk -F, -v a="$a" -v b="$b" -v p="$p" '$1 == a && $2 == b && $3 == p' "$runs")
+	local dir=$RESULTS_DIR c a b p rows n pr me lo hi io cp
+	[[ -f $RUNS ]] || err "no $RUNS"
+	echo "case,bytes,p,runs,predicted,measured_median,error_pct,measured_min,measured_max,io_ratio,cpu_ratio" >"$dir/model.csv"
+	tail -n +2 "$RUNS" | cut -d, -f1,3,4 | sort -t, -k1,1 -k2,2n -k3,3n | awk '!seen[$0]++' |
+	while IFS=, read -r c b p; do
+		rows=$(awk -F, -v c="$c" -v b="$b" -v p="$p" '$1 == c && $3 == b && $4 == p' "$RUNS")
 		n=$(wc -l <<<"$rows")
-		pr=$(cut -d, -f5 <<<"$rows" | median)
-		me=$(cut -d, -f6 <<<"$rows" | median)
-		ra=$(cut -d, -f7 <<<"$rows" | median)
+		pr=$(cut -d, -f6 <<<"$rows" | median)
+		me=$(cut -d, -f7 <<<"$rows" | median)
 		lo=$(cut -d, -f7 <<<"$rows" | sort -g | head -1)
 		hi=$(cut -d, -f7 <<<"$rows" | sort -g | tail -1)
 		io=$(awk -F, '$12 > 0 { print $11 / $12 }' <<<"$rows" | median)
 		cp=$(awk -F, '$10 > 0 { print $9 / $10 }' <<<"$rows" | median)
-		ps=$(cut -d, -f13 <<<"$rows" | median)
-		ms=$(cut -d, -f14 <<<"$rows" | median)
-		echo "$a,$b,$p,$n,$pr,$me,$ra,$lo,$hi,$io,$cp,$ps,$ms" >>"$dir/model.csv"
+		echo "$c,$b,$p,$n,$pr,$me,$(awk -v a="$pr" -v b="$me" 'BEGIN { printf "%.1f", (a / b - 1) * 100 }'),$lo,$hi,$io,$cp" >>"$dir/model.csv"
 	done
 	{
-		echo "| algorithm | input | p | runs | predicted s | measured s | predicted/measured | range | disk bytes pred/meas | kernel core-s / CPU s | cores: model / run |"
-		echo "|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---|"
-		tail -n +2 "$dir/model.csv" | awk -F, '{ printf "| %s | %.2f GiB | %s | %s | %.1f | %.1f | %.2f | %.2f - %.2f | %.3f | %.2f | %.2f / %.2f |\n", $1, $2 / 1073741824, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13 }'
+		echo "| case | input | p | runs | predicted s | measured s (median) | error | measured min - max | disk bytes pred/meas | kernel core-s / CPU s |"
+		echo "|---|---:|---:|---:|---:|---:|---:|---|---:|---:|"
+		tail -n +2 "$dir/model.csv" | awk -F, '{ printf "| %s | %.2f GiB | %s | %s | %.2f | %.2f | %+.1f %% | %.2f - %.2f | %.3f | %.2f |\n", $1, $2 / 1073741824, $3, $4, $5, $6, $7, $8, $9, $10, $11 }'
+		awk -F, 'NR > 1 { n++; e = $7 < 0 ? -$7 : $7; if (e <= 20) ok++; if (e > w) w = e }
+			 END { printf "\n%d of %d points within 20 %%; largest error %.1f %%.\n", ok, n, w }' "$dir/model.csv"
 	} >"$dir/model-table.md"
-	for a in sort aggregate sgd; do
-		awk -F, -v a="$a" 'NR > 1 && $1 == a { print $6, $5 }' "$dir/model-runs.csv" >"$dir/model-$a.dat"
+	for c in $CASES; do
+		awk -F, -v c="$c" 'NR > 1 && $1 == c { print $6, $5, $3 }' "$dir/model.csv" >"$dir/model-$c.dat"
 	done
 	gnuplot <<-EOF || echo "bench/model.sh: gnuplot failed" >&2
-		set terminal pngcairo size 800,640
+		set terminal pngcairo size 860,680
 		set output "$dir/model.png"
-		set title "pems cost model: predicted vs measured (p = 1, 2, 4; every run)"
-		set xlabel "measured seconds"
+		set title "pems cost model: predicted vs measured (medians; p = 1, 2, 4; 512 MiB and 1.5 GiB)"
+		set xlabel "measured seconds (median)"
 		set ylabel "predicted seconds"
 		set logscale xy
 		set key top left
@@ -165,133 +232,50 @@ report() {
 		f(x) = x
 		plot f(x) title "predicted = measured" lw 2 lc rgb "black", \
 		     1.2 * x title "+20 %" dt 2 lc rgb "gray", 0.8 * x title "-20 %" dt 2 lc rgb "gray", \
-		     "$dir/model-sort.dat" using 1:2 title "sort u64" pt 7 ps 1.2, \
-		     "$dir/model-aggregate.dat" using 1:2 title "aggregate (kv, 1M groups)" pt 5 ps 1.2, \
-		     "$dir/model-sgd.dat" using 1:2 title "sgd (dense, d = 64)" pt 9 ps 1.4
+		     "$dir/model-sort-u64.dat" using 1:2 title "sort u64" pt 7 ps 1.3, \
+		     "$dir/model-sort-rec100.dat" using 1:2 title "sort rec100" pt 5 ps 1.3, \
+		     "$dir/model-agg-1e3.dat" using 1:2 title "aggregate, 10^3 groups" pt 9 ps 1.5, \
+		     "$dir/model-agg-1e7.dat" using 1:2 title "aggregate, 10^7 groups" pt 11 ps 1.5, \
+		     "$dir/model-sgd.dat" using 1:2 title "sgd (dense, d = 64)" pt 13 ps 1.5
 	EOF
+	steps_report >"$dir/model-steps.md"
 	cat "$dir/model-table.md"
 }
 
-if [[ "${1:-}" == --report ]]; then
-	repredict "${2:?usage: bench/model.sh --report RESULTS_DIR}"
-	report "$2"
-	exit 0
-fi
+# per superstep: predicted and measured seconds of rep 1 of every point
+steps_report() {
+	local t
+	echo "Per superstep (run r1 of each point): predicted / measured seconds; 'bound' is the"
+	echo "term of the max the model found largest."
+	echo
+	for t in "$RESULTS_DIR"/logs/model-*-r1.txt; do
+		[[ -f $t ]] || continue
+		echo "#### $(basename "$t" -r1.txt | sed 's/^model-//')"
+		echo '```'
+		sed -n '/^superstep/,/^ *total/p' "$t"
+		echo '```'
+	done
+}
 
 [[ -x $RUN ]] || err "$RUN not built; run make"
-command -v mpirun >/dev/null || err "mpirun not found; install openmpi-bin"
-BSP_CSV=${BSP_CSV:-$(ls -1 "$ROOT"/bench/results/*/bsp-params.csv 2>/dev/null | tail -1)}
-[[ -f $BSP_CSV ]] || err "no bsp-params.csv; run bench/bsp-params.sh first"
 mkdir -p "$RESULTS_DIR/logs" "$TMP/scratch" || err "cannot create $RESULTS_DIR or $TMP"
-RUNS=$RESULTS_DIR/model-runs.csv
-[[ -f $RUNS ]] || echo "algo,bytes,p,rep,predicted,measured,ratio,params,pred_cpu,meas_cpu,pred_io,meas_io,pred_share,meas_share" >"$RUNS"
-BASE=$RESULTS_DIR/model-base.params
-
-if [[ -n ${BASE_PARAMS:-} ]]; then	# reuse a full calibration
-	[[ $BASE_PARAMS -ef $BASE ]] || cp "$BASE_PARAMS" "$BASE" || err "cannot copy $BASE_PARAMS"
-else
-	echo "bench/model.sh: full calibration ($BSP_CSV)" >&2
-	"$RUN" model calibrate --tmp "$TMP/scratch" --bsp-params "$BSP_CSV" --out "$BASE" ||
-		err "calibration failed"
-fi
-
-bytes_of() { numfmt --from=iec "$1"; }
-
-# quick_cal OUT [nosetup]: calibrate --base, then setup_mpi
-quick_cal() {
-	"$RUN" model calibrate --base "$BASE" --tmp "$TMP/scratch" --size 512M \
-		--out "$1" 2>/dev/null || err "quick calibration failed"
-	[[ -n ${2:-} ]] || setup_mpi "$1"
-}
-
-# mean_params A B OUT: the mean of two parameter files, value by value
-mean_params() {
-	awk 'FNR == 1 && NR == 1 { print; next } FNR == 1 || /^#/ || /^date/ { next }
-	     { k = ($1 == "bsp" || $1 == "setup_mpi") ? $1 " " $2 : $1
-	       if (!(k in n)) order[++no] = k
-	       n[k]++; for (i = 2; i <= NF; i++) v[k, i] += $i; nf[k] = NF }
-	     END { print "date mean-of-two"
-		   for (o = 1; o <= no; o++) { k = order[o]; split(k, kk, " "); line = kk[1]
-			for (i = 2; i <= nf[k]; i++) line = line " " v[k, i] / n[k]
-			print line } }' "$1" "$2" >"$3"
-}
-
-# setup_mpi CAL: append "setup_mpi P S" to CAL for every P: the seconds
-# of a tiny sort (16 MiB) under mpirun -np P outside its supersteps (the
-# less of two runs: a fixed cost, spikes are other load)
-TINY=$TMP/tiny.u64
-"$RUN" gen --format u64 --count 2M --seed 1 --quiet "$TINY" || err "gen failed"
-setup_mpi() {
-	local np i j=$TMP/tiny.json
-	for np in $NPS; do
-		for i in 1 2; do
-			rm -rf "${TMP:?}/scratch/"r*
-			mkdir -p "$TMP/scratch/r"{0,1,2,3}
-			mpirun --oversubscribe --bind-to none -np "$np" "$RUN" sort --format u64 --mem "$MEM" \
-				--tmp "$TMP/scratch/r%r" --quiet --stats-json "$j" "$TINY" "$TMP/tiny.out" ||
-				err "tiny sort at p=$np failed"
-			grep -o '"secs": [0-9.]*' "$j" | awk '
-				NR == 1 { t = $2; next } { t -= $2 } END { print (t > 0 ? t : 0) }'
-		done | sort -g | head -1 | awk -v p="$np" '{ printf "setup_mpi %d %.6f\n", p, $1 }' >>"$1"
-	done
-	rm -f "$j" "$TMP/tiny.out"
-}
-
-# gen ALGO SIZE FILE
-gen() {
-	local b
-	b=$(bytes_of "$2")
-	case $1 in
-	sort) "$RUN" gen --format u64 --count $((b / 8)) --seed 42 --quiet "$3" ;;
-	aggregate) "$RUN" gen --format kv --count $((b / 16)) --groups 1M --seed 42 --quiet "$3" ;;
-	sgd) "$RUN" gen --format dense --model linear --count $((b / 260)) --dim 64 --noise 0.5 \
-		--seed 42 --quiet "$3" ;;
-	esac
-}
-
-# job ALGO IN: the pems-run arguments (after the subcommand)
-job() {
-	case $1 in
-	sort) echo "--format u64 $2 $TMP/out" ;;
-	aggregate) echo "--agg count,sum $2 $TMP/out" ;;
-	sgd) echo "--model linear --data $2 --format dense --sync local --local-steps 64 --epochs 1 --out $TMP/out" ;;
-	esac
-}
-
-PENDING=$RESULTS_DIR/.pending.$$
-for algo in $ALGOS; do
+[[ -f $RUNS ]] || echo "$HDR" >"$RUNS"
+case ${1:-all} in
+--report) RESULTS_DIR=${2:?usage: bench/model.sh --report DIR}; BASE=$RESULTS_DIR/model-base.params
+	RUNS=$RESULTS_DIR/model-runs.csv; repredict; report; exit 0 ;;
+calibrate) calibrate; exit 0 ;;
+group) group "${2:?CASE}" "${3:?SIZE}"; exit 0 ;;
+all) ;;
+*) err "usage: bench/model.sh [calibrate | group CASE SIZE | --report DIR]" ;;
+esac
+command -v mpirun >/dev/null || err "mpirun not found; install openmpi-bin"
+# shellcheck disable=SC2086
+$HOLD bash "$0" calibrate || exit 1
+for c in $CASES; do
 	for size in $SIZES; do
-		in=$TMP/in.$algo.$size
-		gen "$algo" "$size" "$in" || err "gen $algo $size failed"
-		bytes=$(stat -c %s "$in")
-		for ((rep = REP_FIRST; rep < REP_FIRST + REPEAT; rep++)); do
-			cal=$RESULTS_DIR/logs/model-$algo-$size-r$rep.params
-			quick_cal "$cal.before"
-			: >"$PENDING"
-			for np in $NPS; do
-				rm -rf "${TMP:?}/scratch/"r* "$TMP/out" "$TMP/out".*
-				mkdir -p "$TMP/scratch/r"{0,1,2,3}
-				json=$RESULTS_DIR/logs/model-$algo-$size-p$np-r$rep.json
-				# shellcheck disable=SC2046
-				if ! mpirun --oversubscribe --bind-to none -np "$np" "$RUN" "$algo" \
-					--mem "$MEM" --tmp "$TMP/scratch/r%r" --quiet --stats-json "$json" \
-					$(job "$algo" "$in") >"$RESULTS_DIR/logs/model-$algo-$size-p$np-r$rep.log" 2>&1; then
-					echo "bench/model.sh: $algo $size p=$np failed (see logs)" >&2
-					continue
-				fi
-				echo "$np $json" >>"$PENDING"
-			done
-			quick_cal "$cal.after" nosetup
-			mean_params "$cal.before" "$cal.after" "$cal"
-			while read -r np json; do
-				predict_run "$algo" "$bytes" "$np" "$rep" "$json" "$cal"
-			done <"$PENDING"
-		done
-		rm -f "$in" "$in".weights "$TMP/out" "$TMP/out".*
-		rm -rf "${TMP:?}/scratch/"r*
+		# shellcheck disable=SC2086
+		$HOLD bash "$0" group "$c" "$size"
 	done
 done
-rm -f "$TINY"
-
 BUILD=$BUILD bash "$ROOT/bench/model-project.sh" "$BASE" "$RESULTS_DIR/model-projection.txt"
-report "$RESULTS_DIR"
+report
