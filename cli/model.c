@@ -74,6 +74,7 @@ struct mparams {
 	double qsort_ns;		/* ns per element * log2(elements), 24-byte keys */
 	double vp_secs;			/* runtime core-seconds per VP per superstep */
 	double setup;			/* seconds per run outside the supersteps */
+	double flush_bw;		/* bytes written per second of the final fsync */
 	double sort_part[2];		/* bytes/s per core, superstep 2: u64, rec100 */
 	double sort_local[2];		/* bytes/s per core, superstep 3 */
 	double agg_raw, agg_hash;	/* rows/s per core, superstep 2 */
@@ -104,6 +105,7 @@ static const struct pkey {
 	K(qsort_ns, "ns per n*log2(n) of qsort of 24-byte keys (VP 0's splitters)"),
 	K(vp_secs, "core-seconds of runtime work per VP per superstep"),
 	K(setup, "seconds per run outside the supersteps (plan, files, commit)"),
+	K(flush_bw, "bytes written (O_DIRECT) per second of the fsync after them (runs end with one)"),
 	{ "sort_part_u64", offsetof(struct mparams, sort_part[0]), "bytes/s per core, sort superstep 2 (classify, scatter, exchange), u64" },
 	{ "sort_part_rec100", offsetof(struct mparams, sort_part[1]), "the same, rec100" },
 	{ "sort_local_u64", offsetof(struct mparams, sort_local[0]), "bytes/s per core, sort superstep 3 (radix sort, write), u64" },
@@ -222,7 +224,8 @@ static int params_read(const char *path, struct mparams *m)
 		if (!(*pfield(m, &pkeys[i]) >= 0) || (pkeys[i].off != offsetof(struct mparams, setup) &&
 		    pkeys[i].off != offsetof(struct mparams, vp_secs) &&
 		    pkeys[i].off != offsetof(struct mparams, load) &&
-		    pkeys[i].off != offsetof(struct mparams, poll) && *pfield(m, &pkeys[i]) <= 0)) {
+		    pkeys[i].off != offsetof(struct mparams, poll) &&
+		    pkeys[i].off != offsetof(struct mparams, flush_bw) && *pfield(m, &pkeys[i]) <= 0)) {
 			cli_error("model: %s: '%s' is missing or not positive", path, pkeys[i].key);
 			return CLI_EXIT_FAIL;
 		}
@@ -1002,6 +1005,21 @@ static const char *algo_name(enum malgo a)
 	return a == A_SORT ? "sort" : a == A_AGG ? "aggregate" : "sgd";
 }
 
+/* The fsync that ends every run waits until the disk holds what the run
+ * wrote with O_DIRECT (a virtual disk's cache), node by node. */
+static double flush_secs(const struct mplan *pl, const struct mjob *j, const struct mparams *m,
+			 const struct mlayout *L)
+{
+	double w = 0;
+	unsigned i;
+
+	if (!(m->flush_bw > 0))
+		return 0;
+	for (i = 0; i < pl->n; i++)
+		w += (pl->s[i].msg_w + pl->s[i].file_w) * pl->s[i].reps;
+	return w * dmin(1, (double)j->p / L->nodes * ceil((double)j->v / j->p) / j->v) / m->flush_bw;
+}
+
 /* Predict @j on @L; prints the table when @print; returns total seconds. */
 /* the model's work: core-seconds of the kernels, bytes of disk traffic */
 struct mwork {
@@ -1013,10 +1031,12 @@ static double predict(struct mjob *j, const struct mparams *m, const struct mlay
 {
 	struct mplan pl;
 	struct mtime t;
-	double total = params_setup(m, j->p);
+	double total, setup;
 	unsigned i, first = 0;
 
 	build(j, m, &pl);
+	setup = params_setup(m, j->p) + flush_secs(&pl, j, m, L);
+	total = setup;
 	if (w) {
 		memset(w, 0, sizeof(*w));
 		for (i = 0; i < pl.n; i++) {
@@ -1038,7 +1058,7 @@ static double predict(struct mjob *j, const struct mparams *m, const struct mlay
 		first += (unsigned)pl.s[i].reps;
 	}
 	if (print) {
-		printf("%-9s %-15s %53s %9.3f", "", "setup", "", params_setup(m, j->p));
+		printf("%-9s %-15s %53s %9.3f", "", "setup+flush", "", setup);
 		if (ms && ms->nsteps) {
 			double x = ms->secs;
 
@@ -1359,7 +1379,7 @@ struct disk_job {
 	double per_vp;		/* bytes */
 	unsigned rounds;	/* of 32 random 4 KiB reads */
 	bool reads;		/* the second run: reads, after an fdatasync */
-	double secs[5];		/* write, write into a hole, read, random, one by one */
+	double secs[6];		/* write, write into a hole, read, random, one by one, flush */
 };
 
 static void disk_spmd(void *arg)
@@ -1475,12 +1495,17 @@ static int disk_test(struct cal *c, const char *dir, double size, struct disk_jo
 	}
 	rc = configure(c->k, c->k, 80u << 20, (size_t)c->k * (80u << 20) + (256u << 20), dir);
 	if (!rc && !(rc = recorded(run_disk, &d, &wall)) && rec.n == 2) {
-		int fd = open(path, O_RDWR);	/* the writes reach the disk untimed */
+		int fd = open(path, O_RDWR);	/* the writes reach the disk */
 
 		d.secs[0] = rec.s[0].secs;
 		d.secs[1] = rec.s[1].secs;
 		if (fd >= 0) {
+			/* timed apart: what the fsync at the end of a run costs per
+			 * byte the run wrote with O_DIRECT (the virtual disk's cache) */
+			double t = now_s();
+
 			fdatasync(fd);
+			d.secs[5] = now_s() - t;
 			close(fd);
 		}
 		d.reads = true;
@@ -1517,6 +1542,7 @@ static int cal_disk(struct cal *c)
 	c->m->read_bw = d.per_vp * c->k / d.secs[2];
 	c->m->iops = 32.0 * d.rounds * c->k / d.secs[3];
 	c->m->lat = d.secs[4] / (4.0 * d.rounds);
+	c->m->flush_bw = 2 * d.per_vp * c->k / dmax(d.secs[5], 1e-6);
 	return 0;
 }
 
