@@ -7,30 +7,32 @@
 #   bash bench/model-project.sh PARAMS [OUT]
 #
 # Assumptions (docs/cost-model.md): one rank per node, --mem 4G per node,
-# no other load, per-node disks at READ_BW / WRITE_BW (default 1200M /
-# 2G bytes/s: this VM's quiet bandwidth through pems' engine, 2026-12-02);
-# kernel rates, IOPS and the comm thread's polling from PARAMS.
+# no other load, per-node disks like this VM's as PARAMS measured them
+# (or READ_BW / WRITE_BW bytes/s); kernel rates, IOPS, the flush and the
+# comm thread's polling from PARAMS.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
 RUN=${BUILD:-build}/pems-run
 P=${1:?usage: bench/model-project.sh PARAMS [OUT]}
 OUT=${2:-/dev/stdout}
-READ_BW=${READ_BW:-1200M}
-WRITE_BW=${WRITE_BW:-2G}
+READ_BW=${READ_BW:-}
+WRITE_BW=${WRITE_BW:-}
+DISK=()
+[[ -n $READ_BW ]] && DISK+=(--read-bw "$READ_BW")
+[[ -n $WRITE_BW ]] && DISK+=(--write-bw "$WRITE_BW")
 NODES=${NODES:-1,10,100,1000}
 {
-	echo "# pems-run model project, parameters $P, disks $READ_BW/$WRITE_BW bytes/s per node, --mem 4G"
+	echo "# pems-run model project, parameters $P, disks ${READ_BW:-calibrated}/${WRITE_BW:-calibrated} bytes/s per node, --mem 4G"
 	for net in "10 20e-6" "25 5e-6"; do
 		set -- $net
 		echo "# weak scaling, 8 GiB per node, $1 Gbit/s, latency $2 s"
 		for a in sort aggregate sgd; do
 			"$RUN" model project "$a" --params "$P" --size-per-node 8G --mem 4G --nodes "$NODES" \
-				--read-bw "$READ_BW" --write-bw "$WRITE_BW" --net-gbit "$1" --net-latency "$2"
+				"${DISK[@]}" --net-gbit "$1" --net-latency "$2"
 		done
 	done
 	echo "# strong scaling, sort of 1 TiB u64, 10 Gbit/s, latency 20e-6 s"
-	"$RUN" model project sort --params "$P" --size 1T --mem 4G --nodes "$NODES" \
-		--read-bw "$READ_BW" --write-bw "$WRITE_BW"
+	"$RUN" model project sort --params "$P" --size 1T --mem 4G --nodes "$NODES" "${DISK[@]}"
 } >"$OUT"
 
 # plot: weak-scaling efficiency (speedup / nodes) at 10 and 25 Gbit/s
