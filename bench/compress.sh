@@ -168,7 +168,8 @@ except Exception:
 g = lambda k: int(s.get(k, 0))
 print(f"algo={job.split('-')[0]} data={job} compress={mode} checksum={csum} disk_mbps={os.environ.get('DISK_MBPS') or 'full'} secs={m.get('secs', '?')} cpu={cpu} "
       f"disk_read={g('ctx_read') + g('msg_read')} disk_written={g('ctx_written') + g('msg_written')} "
-      f"msg_written={g('msg_written')} ctx_written={g('ctx_written')} rss={int(m.get('rss_kb', 0)) * 1024} "
+      f"msg_written={g('msg_written')} ctx_written={g('ctx_written')} spill_raw={g('ctx_raw') + g('msg_raw')} "
+      f"spill_stored={g('ctx_stored') + g('msg_stored')} rss={int(m.get('rss_kb', 0)) * 1024} "
       f"status={'ok' if rc == '0' else 'rc' + rc}")
 PY
 )
@@ -231,13 +232,16 @@ for l in lines:
 med = lambda g, k: statistics.median(float(x[k]) for x in g)
 out = [f"compress.sh, {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC, "
        f"{subprocess.getoutput('nproc')} CPUs, {subprocess.getoutput('uname -r')}", "",
-       "| data | compress | checksum | runs | secs (median) | cpu secs (median) | spilled read | spilled written | written / off |",
-       "|---|---|---|---:|---:|---:|---:|---:|---:|"]
+       "| data | compress | checksum | runs | secs (median) | cpu secs (median) | spilled read | spilled written | written / off | stored / raw | secs / off |",
+       "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
 for (data, mode, cs), g in groups.items():
     base = groups.get((data, 'off', '1')) or g
     w = med(g, 'disk_written'); wb = med(base, 'disk_written')
+    raw = med(g, 'spill_raw') if all('spill_raw' in x for x in g) else 0
+    st = med(g, 'spill_stored') if raw else 0
     out.append(f"| {data} | {mode} | {'on' if cs == '1' else 'off'} | {len(g)} | {med(g, 'secs'):.2f} | {med(g, 'cpu'):.2f} | "
-               f"{med(g, 'disk_read') / 2**20:.0f} MiB | {w / 2**20:.0f} MiB | {w / wb if wb else 1:.3f} |")
+               f"{med(g, 'disk_read') / 2**20:.0f} MiB | {w / 2**20:.0f} MiB | {w / wb if wb else 1:.3f} | "
+               f"{st / raw if raw else float('nan'):.3f} | {med(g, 'secs') / med(base, 'secs'):.3f} |")
 open(sys.argv[2], 'w').write('\n'.join(out) + '\n')
 print('\n'.join(out))
 PY
