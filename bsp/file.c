@@ -248,6 +248,137 @@ PEMS_API long long pems_file_write(int h, const void *buf, size_t len, uint64_t 
 	return n;
 }
 
+/*
+ * Asynchronous transfers.  The head and tail (unaligned, buffered) are
+ * done at start; the aligned interior is submitted whole, one request
+ * per PEMS_IO_REQ_SIZE, and completes while the VP computes (the
+ * completions are reaped by whatever waits on this worker next).  The
+ * state lives outside context memory (malloc), so a VP's context never
+ * holds pointers the engine writes through.  w->file_aio counts the
+ * transfers not yet waited for: sched.c refuses a sync with any left.
+ */
+struct aio_state {
+	struct pems_worker *w;
+	enum pems_io_op op;
+	struct xfer x;
+	long long sync_rc;	/* whole transfer done synchronously: its result */
+	bool is_sync;
+	uint64_t off, a, b;	/* the transfer, its aligned interior [a, b) */
+	size_t len;
+	long long head, tail;	/* bytes done by the buffered head and tail */
+	size_t nops;
+	struct fop ops[];
+};
+
+static void aio_submit(struct aio_state *st, int fd, char *buf)
+{
+	size_t i, n;
+	int rc;
+
+	for (i = 0; i < st->nops; i++) {
+		uint64_t o = st->a + (uint64_t)i * PEMS_IO_REQ_SIZE;
+
+		n = st->b - o < PEMS_IO_REQ_SIZE ? (size_t)(st->b - o) : PEMS_IO_REQ_SIZE;
+		st->ops[i] = (struct fop){ .x = &st->x, .busy = true };
+		st->ops[i].op.req = (struct pems_io_req){ .fd = fd, .op = st->op,
+							  .buf = buf + (o - st->off), .len = n,
+							  .off = o, .user = &st->ops[i].op };
+		st->ops[i].op.done = fop_done;
+		st->x.pending++;
+		rc = pems_io_submit(st->w->io, &st->ops[i].op.req);
+		if (rc) {
+			st->x.pending--;
+			st->ops[i].busy = false;
+			st->x.err = rc;
+			return;
+		}
+	}
+}
+
+PEMS_API int pems_file_start(int h, bool write, void *buf, size_t len, uint64_t off,
+			     struct pems_file_aio *aio)
+{
+	struct pfile *f = lookup(h);
+	struct pems_worker *w = pems_self_worker();
+	enum pems_io_op op = write ? PEMS_IO_WRITE : PEMS_IO_READ;
+	struct aio_state *st;
+	uint64_t a, b;
+	size_t nops;
+
+	aio->state = NULL;
+	if (!f)
+		return -EBADF;
+	a = (off + PEMS_PAGE - 1) & ~(uint64_t)(PEMS_PAGE - 1);
+	b = (off + len) & ~(uint64_t)(PEMS_PAGE - 1);
+	nops = b > a ? (size_t)((b - a + PEMS_IO_REQ_SIZE - 1) / PEMS_IO_REQ_SIZE) : 0;
+	st = calloc(1, sizeof(*st) + nops * sizeof(st->ops[0]));
+	if (!st)
+		return -ENOMEM;
+	*st = (struct aio_state){ .w = w, .op = op, .x = { .eof_at = PEMS_NONE },
+				  .off = off, .a = a, .b = b, .len = len, .nops = nops };
+	aio->state = st;
+	if (!w || !f->direct || b <= a || ((uintptr_t)buf - off) % PEMS_PAGE) {
+		/* nothing to overlap: as pems_file_read/write, now */
+		st->is_sync = true;
+		st->sync_rc = transfer(h, op, buf, len, off);
+		return 0;
+	}
+	if (a > off) {
+		st->head = buffered(f->bfd, op, buf, a - off, off);
+		if (st->head < (long long)(a - off)) {
+			st->is_sync = true;	/* error or EOF before the interior */
+			st->sync_rc = st->head;
+			return 0;
+		}
+	}
+	w->file_aio++;
+	aio_submit(st, f->dfd, buf);
+	if (off + len > b)
+		st->tail = buffered(f->bfd, op, (char *)buf + (b - off), off + len - b, b);
+	return 0;
+}
+
+static long long aio_result(struct aio_state *st)
+{
+	if (st->is_sync)
+		return st->sync_rc;
+	if (st->x.err)
+		return st->x.err;
+	if (st->x.eof_at != PEMS_NONE)
+		return st->head + (long long)(st->x.eof_at - st->a);
+	if (st->tail < 0)
+		return st->tail;
+	return st->head + (long long)(st->b - st->a) + st->tail;
+}
+
+PEMS_API long long pems_file_wait(struct pems_file_aio *aio)
+{
+	struct aio_state *st = aio->state;
+	struct pems_worker *w;
+	long long n;
+
+	if (!st)
+		return -EINVAL;
+	w = st->w;
+	if (!st->is_sync) {
+		if (w != pems_self_worker())
+			bsp_abort("pems_file_wait: the transfer was started on another worker (waited for after a bsp_sync?)");
+		while (st->x.pending)
+			pems_worker_reap(w, 1);
+		w->file_aio--;
+	}
+	n = aio_result(st);
+	if (n > 0 && w) {
+		if (st->op == PEMS_IO_READ)
+			w->file_read += (uint64_t)n;
+		else
+			w->file_written += (uint64_t)n;
+	}
+	free(st);
+	aio->state = NULL;
+	return n;
+}
+
 /* Read @n pieces of @len (<= 4096) bytes at @offs into @out, one after
  * the other, with up to INFLIGHT*4 small direct reads in flight: random
  * sampling costs one round of the disk's IOPS, not n round trips. */

@@ -201,6 +201,22 @@ PEMS_API long long pems_file_write(int fd, const void *buf, size_t len, uint64_t
 PEMS_API long long pems_file_read_pieces(int fd, void *out, const uint64_t *offs,
 					 size_t n, size_t len);
 
+/* Asynchronous transfers: pems_file_start begins reading or writing
+ * (@write true) @len bytes at @off like pems_file_read/write and returns
+ * at once; the VP computes meanwhile and collects the result with
+ * pems_file_wait (bytes done or -errno, as pems_file_read/write).  The
+ * buffer belongs to the transfer until then.  Every started transfer
+ * must be waited for before the VP's next bsp_sync (else the run ends
+ * with an error).  The aligned interior is in flight whole, as 1 MiB
+ * requests: start a few MiB at a time.  pems_file_start returns 0 or
+ * -errno (then nothing is in flight and @a need not be waited for). */
+struct pems_file_aio {
+	void *state;		/* owned by the library until pems_file_wait */
+};
+PEMS_API int pems_file_start(int fd, bool write, void *buf, size_t len, uint64_t off,
+			     struct pems_file_aio *a);
+PEMS_API long long pems_file_wait(struct pems_file_aio *a);
+
 /* ---- statistics, read after bsp_end (VP 0) or in the SPMD section ---- */
 struct pems_stats {
 	uint64_t supersteps;

@@ -177,6 +177,7 @@ struct pems_worker {
 	void *fake_stack;
 	struct pems_vp *cur;
 	unsigned writebacks;		/* contexts this worker is writing back */
+	unsigned file_aio;		/* pems_file_start transfers not yet waited for */
 	/* outgoing message streams for this superstep, by global pid */
 	struct pems_stream *out;
 	uint64_t net_sent;		/* bytes handed to the transport */

@@ -381,6 +381,9 @@ static void run(struct pems_worker *w, struct pems_vp *vp)
 	if (swapcontext(&w->uc, &vp->uc))
 		pems_fatal("swapcontext: %s", strerror(errno));
 	FIBER_FINISH(w->fake_stack, NULL, NULL);
+	if (w->file_aio)	/* their buffers would be swapped out under the DMA */
+		pems_fatal("VP %u reached bsp_sync (or its end) with %u pems_file_start transfer(s) not waited for; call pems_file_wait first",
+			   vp->pid, w->file_aio);
 	/* ended for good, unless VP 0 runs on after bsp_end */
 	if (vp->state == VP_ENDED && !(vp->lid == 0 && w->rt->post_bsp))
 		tsan_drop(vp);

@@ -2193,6 +2193,106 @@ START_TEST(context_memory_outside_spmd_is_malloc)
 }
 END_TEST
 
+/* ================= file I/O: asynchronous transfers ================= */
+
+#define FA_LEN (3 * MiB + 4321)	/* each VP's region: three 1 MiB requests and change */
+#define FA_OFF 777		/* regions start unaligned: buffered heads and tails */
+
+static char fa_path[4200];
+
+/* Superstep 1: each VP writes its region in three transfers, all in
+ * flight at once; superstep 2: it reads its neighbour's region, two
+ * transfers asynchronously and one with pems_file_read, and compares. */
+static void spmd_file_async(void *arg)
+{
+	unsigned v = bsp_nprocs(), p = bsp_pid(), t = (p + 1) % v;
+	size_t cut[4] = { 0, MiB + 13, 2 * MiB + 5000, FA_LEN }, i;
+	unsigned char *buf = pems_malloc(FA_LEN + PEMS_PAGE);
+	unsigned char *b = buf + FA_OFF % PEMS_PAGE;	/* aligned like the file offset */
+	struct pems_file_aio aio[3];
+	uint64_t e;
+	int h;
+
+	(void)arg;
+	h = pems_file_open(fa_path, O_RDWR | O_CREAT, 0600);
+	if (h < 0)
+		bsp_abort("bad: pems_file_open: %d", h);
+	pfill(b, p, 91, 0, FA_LEN);
+	for (i = 0; i < 3; i++)
+		if (pems_file_start(h, true, b + cut[i], cut[i + 1] - cut[i],
+				    FA_OFF + (uint64_t)p * FA_LEN + cut[i], &aio[i]))
+			bsp_abort("bad: pems_file_start (write %zu)", i);
+	for (i = 0; i < 3; i++)
+		if (pems_file_wait(&aio[i]) != (long long)(cut[i + 1] - cut[i]))
+			bsp_abort("bad: pems_file_wait (write %zu)", i);
+	pems_file_close(h);
+	bsp_sync();
+	h = pems_file_open(fa_path, O_RDONLY, 0);
+	memset(buf, 0, FA_LEN + PEMS_PAGE);
+	for (i = 0; i < 2; i++)
+		if (pems_file_start(h, false, b + cut[i], cut[i + 1] - cut[i],
+				    FA_OFF + (uint64_t)t * FA_LEN + cut[i], &aio[i]))
+			bsp_abort("bad: pems_file_start (read %zu)", i);
+	if (pems_file_read(h, b + cut[2], FA_LEN - cut[2], FA_OFF + (uint64_t)t * FA_LEN + cut[2]) !=
+	    (long long)(FA_LEN - cut[2]))
+		bsp_abort("bad: pems_file_read");
+	for (i = 0; i < 2; i++)
+		if (pems_file_wait(&aio[i]) != (long long)(cut[i + 1] - cut[i]))
+			bsp_abort("bad: pems_file_wait (read %zu)", i);
+	if (!pequal(b, t, 91, 0, FA_LEN))
+		bsp_abort("bad: VP %u read VP %u's region wrong", p, t);
+	/* a read past the end comes back short, as pems_file_read's */
+	e = FA_OFF + (uint64_t)(v - 1) * FA_LEN + 5000;
+	if (pems_file_start(h, false, buf + e % PEMS_PAGE, FA_LEN, e, &aio[0]) ||
+	    pems_file_wait(&aio[0]) != (long long)(FA_LEN - 5000) ||
+	    !pequal(buf + e % PEMS_PAGE, v - 1, 91, 5000, FA_LEN - 5000))
+		bsp_abort("bad: a read over the end of the file is not short");
+	pems_file_close(h);
+	pems_free(buf);
+	bsp_sync();
+}
+
+START_TEST(async_transfers_land_like_sync_ones)
+{
+	static const enum pems_io_kind io[] = { PEMS_IO_KIND_URING, PEMS_IO_KIND_AIO,
+						PEMS_IO_KIND_SYNC };
+	struct spmd_cfg c = { "v5-k2", 5, 2, 16 * MiB, 128 * MiB, io[_i], false };
+	struct scenario s = { spmd_file_async, &c };
+	struct child_result cr;
+
+	snprintf(fa_path, sizeof(fa_path), "%s/file_async.%d", spmd_tmp(), _i);
+	unlink(fa_path);
+	run_child(child_spmd, &s, 60, &cr);
+	unlink(fa_path);
+	ck_assert_msg(!cr.timed_out && cr.exited && cr.status == 0, "io %d: %s; stderr: %s", _i,
+		      cr.timed_out ? "hung" : "failed", cr.err);
+}
+END_TEST
+
+static void spmd_sync_with_transfer_in_flight(void *arg)
+{
+	unsigned char *buf = pems_malloc(3 * PEMS_PAGE);
+	unsigned char *b = buf + PEMS_PAGE - ((uintptr_t)buf % PEMS_PAGE);
+	struct pems_file_aio aio;
+	int h;
+
+	(void)arg;
+	h = pems_file_open(fa_path, O_RDWR | O_CREAT, 0600);
+	memset(b, 7, PEMS_PAGE);
+	if (bsp_pid() == 0 && pems_file_start(h, true, b, PEMS_PAGE, 0, &aio))
+		bsp_abort("bad: pems_file_start");
+	bsp_sync();
+}
+
+START_TEST(sync_with_a_transfer_not_waited_for_aborts)
+{
+	snprintf(fa_path, sizeof(fa_path), "%s/file_async.x", spmd_tmp());
+	expect_abort(spmd_sync_with_transfer_in_flight,
+		     "pems: error: VP 0 reached bsp_sync (or its end) with 1 pems_file_start transfer(s) not waited for; call pems_file_wait first\n");
+	unlink(fa_path);
+}
+END_TEST
+
 /* ================= suites ================= */
 
 static Suite *bsp_suite(const char *area)
@@ -2228,7 +2328,8 @@ static void add_test(Suite *s, const char *name, const TTest *t)
 int main(void)
 {
 	static const char *const areas[] = { "registration", "drma_put", "drma_get", "bsmp",
-					     "lifecycle", "context_memory", "collectives" };
+					     "lifecycle", "context_memory", "collectives",
+					     "file_io" };
 	SRunner *sr;
 	Suite *s;
 	unsigned i;
@@ -2251,6 +2352,15 @@ int main(void)
 			add_test(s, "main_continues_after_the_spmd_function",
 				 main_continues_after_the_spmd_function);
 			add_test(s, "pems_procs_overrides_maxprocs", pems_procs_overrides_maxprocs);
+		}
+		if (!strcmp(areas[i], "file_io")) {
+			TCase *tc = tcase_create("async_transfers_land_like_sync_ones");
+
+			tcase_set_timeout(tc, 120);
+			tcase_add_loop_test(tc, async_transfers_land_like_sync_ones, 0, 3);
+			suite_add_tcase(s, tc);
+			add_test(s, "sync_with_a_transfer_not_waited_for_aborts",
+				 sync_with_a_transfer_not_waited_for_aborts);
 		}
 		if (!strcmp(areas[i], "context_memory")) {
 			add_test(s, "context_memory_outside_spmd_is_malloc",

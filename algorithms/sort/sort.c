@@ -65,7 +65,8 @@ struct sort_ctx {
 	unsigned v;
 	atomic_uint_fast64_t done[2];	/* bytes partitioned, written */
 	atomic_uint_fast64_t ns[NPHASES];	/* PEMS_SORT_TRACE: time per phase */
-	bool trace;
+	int trace;		/* PEMS_SORT_TRACE: 1 sums, 2 also one line a phase */
+	uint64_t t0;		/* trace clock origin */
 	atomic_int failed;
 	char errmsg[256];
 };
@@ -89,6 +90,10 @@ static void lap(int phase, uint64_t *t)
 		return;
 	n = now_ns();
 	atomic_fetch_add(&S.ns[phase], n - *t);
+	if (S.trace > 1)
+		fprintf(stderr, "pems: sort trace: vp %u tid %d %-13s %8.3f .. %8.3f s\n",
+			(unsigned)bsp_pid(), (int)gettid(), phase_name[phase],
+			(double)(*t - S.t0) / 1e9, (double)(n - S.t0) / 1e9);
 	*t = n;
 }
 
@@ -341,6 +346,62 @@ static uint8_t *by_bucket(uint8_t *data, uint32_t *bk, size_t n,
 	return out;
 }
 
+/*
+ * Read the slice into @buf (file offset @a0 at buf[0], the first record
+ * at buf[head]) and classify its @n records as they arrive: RPIECE-byte
+ * pieces, RDEPTH of them in flight, so the disk reads the rest of the
+ * slice while the first pieces are classified.
+ */
+#define RPIECE (4u << 20)
+#define RDEPTH 4
+
+static size_t piece_len(size_t total, size_t p)
+{
+	return total - p * RPIECE < RPIECE ? total - p * RPIECE : RPIECE;
+}
+
+static void read_piece(uint8_t *buf, size_t total, size_t p, uint64_t a0,
+		       struct pems_file_aio *aio)
+{
+	int rc = pems_file_start(S.in, false, buf + p * RPIECE, piece_len(total, p),
+				 a0 + p * RPIECE, aio);
+
+	if (rc)
+		fail("reading the input", rc);
+}
+
+static void classify_slice(uint8_t *buf, size_t head, size_t n, uint64_t lo,
+			   const struct classifier *cls, uint32_t *bk, uint64_t *counts,
+			   uint64_t a0, uint64_t *t)
+{
+	struct pems_file_aio aio[RDEPTH];
+	size_t total = head + n * S.rec, np = (total + RPIECE - 1) / RPIECE, p, i = 0;
+
+	for (p = 0; p < np && p < RDEPTH; p++)
+		read_piece(buf, total, p, a0, &aio[p]);
+	for (p = 0; p < np; p++) {
+		size_t have, upto, len = piece_len(total, p);
+		long long rc = pems_file_wait(&aio[p % RDEPTH]);
+
+		if (rc != (long long)len)
+			fail("reading the input", rc);
+		if (p + RDEPTH < np)
+			read_piece(buf, total, p + RDEPTH, a0, &aio[p % RDEPTH]);
+		lap(PH_READ, t);
+		have = p * RPIECE + len;
+		upto = have > head ? (have - head) / S.rec : 0;
+		if (upto > n)
+			upto = n;
+		for (; i < upto; i++) {
+			struct skey k = key_of(buf + head + i * S.rec, lo + i);
+
+			bk[i] = classify(cls, &k);
+			counts[bk[i]]++;
+		}
+		lap(PH_CLASSIFY, t);
+	}
+}
+
 /* superstep 2: read the slice, order it by bucket, post the exchange */
 static void partition(unsigned pid, const struct skey *spl, uint64_t *counts,
 		      void **recv, size_t *recvbytes)
@@ -354,26 +415,15 @@ static void partition(unsigned pid, const struct skey *spl, uint64_t *counts,
 	size_t *sendcounts = pems_malloc(S.v * sizeof(*sendcounts));
 	uint32_t *bk;
 	struct classifier cls;
-	long long rc;
 
 	if (n > UINT32_MAX)	/* bucket numbers and sort items hold 32-bit indices */
 		fail("a VP's slice holds 2^32 records or more (raise --procs)", -EFBIG);
 	memset(counts, 0, S.v * sizeof(*counts));
-	rc = pems_file_read(S.in, buf, head + bytes, a0);
-	if (rc != (long long)(head + bytes))
-		fail("reading the input", rc);
-	lap(PH_READ, &t);
-	atomic_fetch_add(&S.done[0], bytes / 2);
 	bk = pems_malloc(n * sizeof(*bk) + 1);
 	classifier_init(&cls, spl);
-	for (i = 0; i < n; i++) {
-		struct skey k = key_of(data + i * S.rec, lo + i);
-
-		bk[i] = classify(&cls, &k);
-		counts[bk[i]]++;
-	}
+	classify_slice(buf, head, n, lo, &cls, bk, counts, a0, &t);
+	atomic_fetch_add(&S.done[0], bytes / 2);
 	pems_free(cls.cell);
-	lap(PH_CLASSIFY, &t);
 	send = by_bucket(data, bk, n, counts, next, end);
 	for (i = 0; i < S.v; i++)
 		sendcounts[i] = counts[i] * S.rec;
@@ -395,24 +445,33 @@ static void partition(unsigned pid, const struct skey *spl, uint64_t *counts,
 /*
  * rec100 output without a second bucket-sized buffer: the sort order is
  * computed on 16-byte items, then the records are gathered PIECE bytes at
- * a time into one buffer whose start maps to a page-aligned file offset
- * (so each piece's interior goes O_DIRECT) and written; the bytes of the
- * record that crosses the end of a piece move to the front for the next.
+ * a time into one of NPIECE buffers whose start maps to a page-aligned
+ * file offset (so each piece's interior goes O_DIRECT) and written
+ * asynchronously while the next piece is gathered; the bytes of the
+ * record that crosses the end of a piece move to the front of the next
+ * buffer.
  */
-#define PIECE (8u << 20)
+#define PIECE (4u << 20)
+#define NPIECE 3
+#define PIECE_BUF (PIECE + PAGE)	/* a piece, the record over its end, alignment */
 
 static void write_rec100(const uint8_t *recv, size_t n, uint64_t off, uint64_t *t)
 {
 	uint8_t *items = pems_malloc(n * 32 + 16 + 1);
-	uint8_t *raw = pems_malloc(PIECE + 100 + PAGE);
-	uint8_t *piece = (uint8_t *)(((uintptr_t)raw + PAGE - 1) & ~(uintptr_t)(PAGE - 1));
+	uint8_t *raw = pems_malloc(NPIECE * PIECE_BUF + PAGE);
+	uint8_t *base = (uint8_t *)(((uintptr_t)raw + PAGE - 1) & ~(uintptr_t)(PAGE - 1));
 	const uint32_t *order = pems_rec100_order(recv, n, items);
 	uint64_t a0 = off & ~(uint64_t)(PAGE - 1);
-	size_t fill = off - a0, start = fill, j = 0, take, upto;
+	size_t fill = off - a0, start = fill, j = 0, take, upto, len[NPIECE] = { 0 };
+	struct pems_file_aio aio[NPIECE];
+	unsigned cur = 0, nxt, i;
+	uint8_t *piece;
 	long long rc;
+	int erc;
 
 	lap(PH_SORT, t);
 	while (j < n) {
+		piece = base + cur * PIECE_BUF;
 		take = (PIECE + 100 - fill) / 100;
 		if (take > n - j)
 			take = n - j;
@@ -422,16 +481,65 @@ static void write_rec100(const uint8_t *recv, size_t n, uint64_t off, uint64_t *
 		if (fill < PIECE && j < n)
 			continue;
 		upto = j == n ? fill : PIECE;
-		rc = pems_file_write(S.out, piece + start, upto - start, a0 + start);
-		if (rc != (long long)(upto - start))
-			fail("writing the output", rc);
-		memmove(piece, piece + upto, fill - upto);
+		nxt = (cur + 1) % NPIECE;
+		if (len[nxt]) {		/* its write must be done before reuse */
+			rc = pems_file_wait(&aio[nxt]);
+			if (rc != (long long)len[nxt])
+				fail("writing the output", rc);
+			len[nxt] = 0;
+		}
+		memcpy(base + nxt * PIECE_BUF, piece + upto, fill - upto);
+		erc = pems_file_start(S.out, true, piece + start, upto - start, a0 + start,
+				      &aio[cur]);
+		if (erc)
+			fail("writing the output", erc);
+		len[cur] = upto - start;
 		a0 += upto;
 		fill -= upto;
 		start = 0;
+		cur = nxt;
+	}
+	for (i = 0; i < NPIECE; i++) {
+		if (!len[i])
+			continue;
+		rc = pems_file_wait(&aio[i]);
+		if (rc != (long long)len[i])
+			fail("writing the output", rc);
 	}
 	pems_free(raw);
 	pems_free(items);
+}
+
+/* Write @len bytes at @off from @buf (aligned like @off) in pieces that
+ * end at PIECE boundaries of the file, with NPIECE + 1 in flight: a
+ * deeper queue than one pems_file_write keeps, and only the first and
+ * last piece have an unaligned end. */
+static void write_deep(const uint8_t *buf, size_t len, uint64_t off)
+{
+	struct pems_file_aio aio[NPIECE + 1];
+	uint64_t a0 = off & ~(uint64_t)(PIECE - 1), end = off + len, from, to;
+	size_t np = (size_t)((end - a0 + PIECE - 1) / PIECE), p, plen[NPIECE + 1];
+	long long rc;
+	int erc;
+
+	for (p = 0; p < np + NPIECE + 1; p++) {
+		unsigned s = p % (NPIECE + 1);
+
+		if (p >= NPIECE + 1) {
+			rc = pems_file_wait(&aio[s]);
+			if (rc != (long long)plen[s])
+				fail("writing the output", rc);
+		}
+		if (p >= np)
+			continue;
+		from = a0 + p * PIECE > off ? a0 + p * PIECE : off;
+		to = a0 + (p + 1) * PIECE < end ? a0 + (p + 1) * PIECE : end;
+		plen[s] = (size_t)(to - from);
+		erc = pems_file_start(S.out, true, (uint8_t *)(uintptr_t)buf + (from - off),
+				      plen[s], from, &aio[s]);
+		if (erc)
+			fail("writing the output", erc);
+	}
 }
 
 /* superstep 3: sort the bucket and write it at its offset */
@@ -441,7 +549,6 @@ static void sort_and_write(unsigned pid, uint8_t *recv, size_t bytes,
 	uint64_t first = 0, off, t = now_ns();
 	size_t n = bytes / S.rec;
 	uint8_t *tmp, *data;
-	long long rc;
 	unsigned i;
 
 	for (i = 0; i < pid; i++)
@@ -459,9 +566,7 @@ static void sort_and_write(unsigned pid, uint8_t *recv, size_t bytes,
 		pems_radix_sort_u64_to((uint64_t *)recv, (uint64_t *)data, n);
 		pems_free(recv);
 		lap(PH_SORT, &t);
-		rc = pems_file_write(S.out, data, bytes, off);
-		if (rc != (long long)bytes)
-			fail("writing the output", rc);
+		write_deep(data, bytes, off);
 		pems_free(tmp);
 	}
 	lap(PH_WRITE, &t);
@@ -524,7 +629,7 @@ static uint64_t mu_for(uint64_t bytes, unsigned v)
 	if (S.rec == 8)
 		sort = slice * 26 / 10;
 	else
-		sort = slice * 13 / 10 * 132 / 100 + PIECE + PAGE;
+		sort = slice * 13 / 10 * 132 / 100 + NPIECE * PIECE_BUF + PAGE;
 	return (part > sort ? part : sort) + tables + (2u << 20);
 }
 
@@ -731,7 +836,8 @@ int pems_sort(const struct pems_sort_job *job)
 	if (rc)
 		return rc;
 	S.v = cfg.procs;
-	S.trace = getenv("PEMS_SORT_TRACE") && atoi(getenv("PEMS_SORT_TRACE")) > 0;
+	S.trace = getenv("PEMS_SORT_TRACE") ? atoi(getenv("PEMS_SORT_TRACE")) : 0;
+	S.t0 = now_ns();
 	if (S.trace)
 		fprintf(stderr, "pems: sort trace: v=%u k=%u mu=%zu MiB msg_mem=%zu MiB chunk=%zu KiB\n",
 			cfg.procs, cfg.threads, cfg.mu >> 20, cfg.msg_mem >> 20,
