@@ -5,8 +5,9 @@
  *   0  sample:    read SAMPLES random records of the own slice; gather
  *                 them at VP 0
  *   1  splitters: VP 0 sorts the samples, picks v-1 splitters; broadcast
- *   2  partition: read the slice straight into context memory, assign
- *                 each record a bucket, put the slice in bucket order
+ *   2  partition: read the slice straight into context memory (4 MiB
+ *                 pieces, several in flight) and assign each record a
+ *                 bucket as its piece arrives, put the slice in bucket order
  *                 (u64: in place; rec100: stable scatter copy), post the
  *                 buckets with pems_exchange (data copied to the message
  *                 store), FREE the slice so the context written back is
@@ -15,7 +16,8 @@
  *                 source order); radix sort it and write it at its final
  *                 offset in the output (u64: sorted into a second buffer;
  *                 rec100: only 32-byte sort items, then the records are
- *                 gathered and written 8 MiB at a time)
+ *                 gathered 4 MiB at a time, each piece written
+ *                 asynchronously while the next is gathered)
  * Disk traffic: read N (2) + write N, read N (message store) + write N
  * (3) = 4N, the bound of a two-pass external merge sort.
  *
@@ -25,7 +27,8 @@
  * stable sort of the input, byte-identical for every v, k and backend.
  *
  * Profiling knob: PEMS_SORT_TRACE=1 prints the plan (v, k, mu, message
- * memory) and the time the VPs spent in each phase, summed over VPs.
+ * memory) and the time the VPs spent in each phase, summed over VPs;
+ * PEMS_SORT_TRACE=2 also one line per VP and phase with its start and end.
  */
 #include <errno.h>
 #include <fcntl.h>
