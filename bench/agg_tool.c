@@ -12,11 +12,13 @@
  *       first four aggregates count, sum, min, max): prints
  *       "groups=G count=C sum=S min=M max=X" (sums of each column over
  *       the groups, 128-bit), to compare with the peers' results
- *   agg_tool ref IN.kv [--groups G | --distinct]
+ *   agg_tool ref IN.kv [--groups G [--parts P] | --distinct]
  *       an independent reference for `pems-run aggregate --agg
  *       count,sum,min,max,avg` (csv output): aggregates IN in an
  *       in-memory hash table (sized for G groups; --distinct: every key
- *       is its own group, no table), formats each group's line
+ *       is its own group, no table; --parts P: P passes over IN, each
+ *       for the keys of one hash part, in a table of ~G/P groups, e.g.
+ *       1e8 groups in 8 passes of ~0.7 GB), formats each group's line
  *       "key,count,sum,min,max,avg" itself and prints
  *       "lines=N hash=H": the count and the order-independent sum of a
  *       64-bit hash of the lines
@@ -169,12 +171,16 @@ static int fmt_line(char *p, const struct grp *g)
 		       (long long)g->max, s < 0 && sc ? "-" : "", q, n ? "." : "", frac);
 }
 
-static int ref(const char *in, uint64_t groups, int distinct)
+/* One pass of ref over IN: the groups whose key hash falls in part
+ * @part of @parts (all of them for parts = 1), in a table sized for
+ * @groups of them; adds to *lines and *hash. */
+static int ref_pass(const char *in, uint64_t groups, int distinct, unsigned part, unsigned parts,
+		    uint64_t *lines, uint64_t *hash)
 {
 	FILE *f = fopen(in, "rb");
 	static uint8_t buf[16 << 16];
 	struct grp *t = NULL, g;
-	uint64_t mask = 0, used = 0, lines = 0, hash = 0, i;
+	uint64_t mask = 0, used = 0, i;
 	char line[160];
 	size_t n, r;
 
@@ -196,7 +202,7 @@ static int ref(const char *in, uint64_t groups, int distinct)
 	}
 	while ((n = fread(buf, 16, sizeof(buf) / 16, f)) > 0) {
 		for (r = 0; r < n; r++) {
-			uint64_t k;
+			uint64_t k, h;
 			int64_t v;
 
 			memcpy(&k, buf + 16 * r, 8);
@@ -205,11 +211,14 @@ static int ref(const char *in, uint64_t groups, int distinct)
 				g.key = k;
 				g.count = 1;
 				g.sum = g.min = g.max = v;
-				hash += line_hash(line, (size_t)fmt_line(line, &g));
-				lines++;
+				*hash += line_hash(line, (size_t)fmt_line(line, &g));
+				(*lines)++;
 				continue;
 			}
-			for (i = mix64(k) & mask; t[i].count && t[i].key != k; i = (i + 1) & mask)
+			h = mix64(k);
+			if ((h >> 40) % parts != part)
+				continue;
+			for (i = h & mask; t[i].count && t[i].key != k; i = (i + 1) & mask)
 				;
 			if (!t[i].count) {
 				if (++used > mask) {
@@ -232,10 +241,27 @@ static int ref(const char *in, uint64_t groups, int distinct)
 	for (i = 0; !distinct && i <= mask; i++) {
 		if (!t[i].count)
 			continue;
-		hash += line_hash(line, (size_t)fmt_line(line, &t[i]));
-		lines++;
+		*hash += line_hash(line, (size_t)fmt_line(line, &t[i]));
+		(*lines)++;
 	}
 	free(t);
+	return 0;
+}
+
+/* ref: @parts passes over IN, each aggregating the keys of one hash part,
+ * so the table needs ~groups/parts slots (for 1e8 groups in a few GB) */
+static int ref(const char *in, uint64_t groups, int distinct, unsigned parts)
+{
+	uint64_t lines = 0, hash = 0, per;
+	unsigned p;
+
+	if (parts < 1 || distinct)
+		parts = 1;
+	/* a part's share of the groups, with slack for the binomial spread */
+	per = groups / parts + groups / parts / 16 + 4096;
+	for (p = 0; p < parts; p++)
+		if (ref_pass(in, parts == 1 ? groups : per, distinct, p, parts, &lines, &hash))
+			return 1;
 	printf("lines=%llu hash=%016llx\n", (unsigned long long)lines, (unsigned long long)hash);
 	return 0;
 }
@@ -312,9 +338,13 @@ int main(int argc, char **argv)
 {
 	if (argc >= 3 && !strcmp(argv[1], "ref")) {
 		if (argc == 4 && !strcmp(argv[3], "--distinct"))
-			return ref(argv[2], 0, 1);
-		return ref(argv[2], argc == 5 && !strcmp(argv[3], "--groups") ?
-				    strtoull(argv[4], NULL, 10) : 1u << 20, 0);
+			return ref(argv[2], 0, 1, 1);
+		unsigned parts = 1;
+
+		if (argc == 7 && !strcmp(argv[5], "--parts"))
+			parts = (unsigned)strtoul(argv[6], NULL, 10);
+		return ref(argv[2], argc >= 5 && !strcmp(argv[3], "--groups") ?
+				    strtoull(argv[4], NULL, 10) : 1u << 20, 0, parts);
 	}
 	if ((argc == 3 || argc == 4) && !strcmp(argv[1], "sum"))
 		return sum_csv(argv[2], argc == 4 && !strcmp(argv[3], "--sqlite"));
@@ -325,6 +355,6 @@ int main(int argc, char **argv)
 	if (argc == 4 && !strcmp(argv[1], "totals"))
 		return totals(argv[2], (size_t)atoi(argv[3]));
 	fprintf(stderr, "usage: agg_tool csv IN.kv OUT.csv [--signed] | totals OUT.kv NAGGS |\n"
-			"       ref IN.kv [--groups G | --distinct] | sum OUT.csv [--sqlite] | lines FILE\n");
+			"       ref IN.kv [--groups G [--parts P] | --distinct] | sum OUT.csv [--sqlite] | lines FILE\n");
 	return 2;
 }

@@ -17,9 +17,23 @@
 #   RESULTS_DIR=bench/results/<date>   aggregate.csv, aggregate.png,
 #                          aggregate-ratios.txt, logs/ go here
 #   ENGINES="pems duckdb sqlite"       contenders
-#   SQLITE_MAX_ROWS=10M    sqlite only runs on inputs up to this many rows
-#                          (it takes minutes per 10 M rows); larger ones
-#                          get a "skip" row
+#   SQLITE_MAX_ROWS=0      sqlite only runs on inputs up to this many rows
+#                          (0 = no limit); larger ones get a "skip" row
+#   SQLITE_TIMEOUT_X=15 SQLITE_TIMEOUT_MIN=120
+#                          sqlite is killed after max(MIN, X * pems' secs
+#                          of the same input and repetition) seconds; the
+#                          run is recorded with status "timeout" and secs =
+#                          that cap, a lower bound: the ratio table shows
+#                          ">=R" and later repetitions of that input skip
+#                          sqlite (another bound adds nothing)
+#   AGG_PHASE=all          all: generate, load, time; prep: only generate
+#                          the inputs and load the peers' databases (untimed;
+#                          implies KEEP_DATA=1; run it under a shared lock);
+#                          run: only the timed runs, on the inputs prep left
+#                          (deleted afterwards unless KEEP_DATA=1)
+#   APPEND=0               1: add to an existing aggregate.csv instead of
+#                          starting it anew (split a series into several
+#                          invocations, e.g. one per group count)
 #   THREADS=2              threads for pems (--threads) and DuckDB
 #   REPEAT=1               runs per contender and input (interleaved); the
 #                          ratio table and the plot use the median
@@ -40,12 +54,17 @@
 #           DuckDB's own for that statement, the cgroup measures the process.
 #   sqlite  sqlite3 (Debian package), rows imported into a table before
 #           timing; timed (.timer): the same CREATE TABLE r AS SELECT ...
-#           GROUP BY key, with cache_size = MEM and temp files on disk.
+#           GROUP BY key, with cache_size = MEM/2 (its sorter may take as
+#           much again: with cache_size = MEM it was OOM-killed in the
+#           MEM + 10 % cgroup at 100 M rows) and temp files on disk,
+#           under `timeout` (see SQLITE_TIMEOUT_X).
 # Outputs are untimed-checked: the column sums over the groups (groups,
 # count, sum, min, max) of every engine must agree; a run that disagrees
 # is marked "wrong".
 # One line per run:
 #   algo=aggregate engine=… rows=… groups=… secs=… rss=… cg_peak=… status=…
+# (status: ok, timeout (secs = the cap: a lower bound), fail(...), wrong,
+# skip)
 # (secs: the GROUP BY; rss = peak RSS bytes; cg_peak = peak cgroup charge
 # incl. page cache).  Then a ratio table (secs(peer) / secs(pems): > 1 =
 # pems faster) and a plot of rows/s against groups (gnuplot).
@@ -62,7 +81,11 @@ BENCH_TMP=${BENCH_TMP:-/var/tmp/pems-bench-agg}
 RESULTS_DIR=${RESULTS_DIR:-$ROOT/bench/results/$(date +%F)}
 ENGINES=${ENGINES:-pems duckdb sqlite}
 GROUPS_LIST=${AGG_GROUPS:-1e3 1e7 1e8}
-SQLITE_MAX_ROWS=${SQLITE_MAX_ROWS:-10M}
+SQLITE_MAX_ROWS=${SQLITE_MAX_ROWS:-0}
+SQLITE_TIMEOUT_X=${SQLITE_TIMEOUT_X:-15}
+SQLITE_TIMEOUT_MIN=${SQLITE_TIMEOUT_MIN:-120}
+AGG_PHASE=${AGG_PHASE:-all}
+APPEND=${APPEND:-0}
 THREADS=${THREADS:-2}
 REPEAT=${REPEAT:-1}
 CGRUN=$ROOT/bench/cgrun.sh
@@ -100,6 +123,8 @@ mem_bytes() {	# binary suffixes, like --mem
 MEM_B=$(mem_bytes "$MEM") || die "bad MEM '$MEM'"
 LIMIT_B=$(awk -v m="$MEM_B" 'BEGIN { printf "%.0f", m * 1.1 }')
 SQLITE_MAX=$(count_of "$SQLITE_MAX_ROWS") || die "bad SQLITE_MAX_ROWS '$SQLITE_MAX_ROWS'"
+((SQLITE_MAX > 0)) || SQLITE_MAX=$((1 << 62))
+case "$AGG_PHASE" in all | run) ;; prep) KEEP_DATA=1 ;; *) die "bad AGG_PHASE '$AGG_PHASE': all, prep or run" ;; esac
 has_engine() { [[ " $ENGINES " == *" $1 "* ]]; }
 
 CSV=$RESULTS_DIR/aggregate.csv
@@ -110,7 +135,8 @@ if ((REPORT_ONLY)); then
 	SIZES=()
 else
 	mkdir -p "$BENCH_TMP/data" || die "cannot create $BENCH_TMP"
-	echo "engine,rows,groups,mem,limit,secs,mrows_per_sec,rss_bytes,cg_peak_bytes,rc,status" >"$CSV"
+	[[ "$AGG_PHASE" == prep || ("$APPEND" == 1 && -s "$CSV") ]] ||
+		echo "engine,rows,groups,mem,limit,secs,mrows_per_sec,rss_bytes,cg_peak_bytes,rc,status" >"$CSV"
 fi
 L=$RESULTS_DIR/logs
 
@@ -166,9 +192,13 @@ measure() {
 	fi
 	M_RC=$rc
 	status=ok
-	((rc == 0)) || status="fail(rc=$rc$([[ "$line" == *oom_kills=* ]] && echo ",oom"))"
+	if ((rc == 124 && M_CAP > 0)); then
+		status=timeout secs=$M_CAP
+	elif ((rc != 0)); then
+		status="fail(rc=$rc$([[ "$line" == *oom_kills=* ]] && echo ",oom"))"
+	fi
 	report "$engine" "$rows" "$groups" "${secs:-0}" "$((${rss:-0} * 1024))" "${peak:-0}" "$rc" "$status"
-	if ((rc != 0)); then
+	if [[ "$status" == fail* ]]; then
 		msg "$engine failed; last lines of $log:"
 		tail -n 5 "$log" | sed 's/^/    | /' >&2
 	fi
@@ -179,7 +209,7 @@ report() {	# report ENGINE ROWS GROUPS SECS RSS PEAK RC STATUS
 	mr=$(awk -v n="$2" -v s="$4" 'BEGIN { if (s > 0) printf "%.2f", n / s / 1e6; else print "0" }')
 	echo "algo=aggregate engine=$1 rows=$2 groups=$3 secs=$4 rss=$5 cg_peak=$6 mem=$MEM_B status=$8"
 	echo "$1,$2,$3,$MEM_B,$LIMIT_B,$4,$mr,$5,$6,$7,$8" >>"$CSV"
-	[[ "$8" == ok || "$8" == skip* ]] || nfail=$((nfail + 1))
+	[[ "$8" == ok || "$8" == skip* || "$8" == timeout ]] || nfail=$((nfail + 1))
 }
 
 skip() {	# skip ENGINE ROWS GROUPS WHY
@@ -208,13 +238,16 @@ run_engine() {	# run_engine ENGINE (uses N, G, IN, DB, SQ, rep)
 	mkdir -p "$tmpd"
 	case "$e" in
 	pems)
+		M_CAP=0
 		measure pems "$N" "$G" "$log" "" \
 			"$PEMS_RUN" aggregate --agg count,sum,min,max,avg --output-format kv \
 			--mem "$MEM_B" --threads "$THREADS" --tmp "$tmpd" --quiet \
 			--stats-json "$RESULTS_DIR/aggregate-pems-$N-$G.r$rep.json" "$IN" "$out"
+		P_SECS=$(tail -n 1 "$CSV" | cut -d, -f6)
 		((M_RC)) || check pems "$("$TOOL" totals "$out" 5)" ;;
 	duckdb)
 		if ((!have_duck)); then skip duckdb "$N" "$G" "not installed"; return 0; fi
+		M_CAP=0
 		measure duckdb "$N" "$G" "$log" 's/^duckdb_secs=\([0-9.]*\).*/\1/p' \
 			env NODE_PATH="$NODE_DIR/node_modules" node "$ROOT/bench/aggregate_duckdb.js" \
 			query "$DB" "$tmpd" "$((MEM_B >> 20))MB" "$THREADS"
@@ -222,8 +255,12 @@ run_engine() {	# run_engine ENGINE (uses N, G, IN, DB, SQ, rep)
 	sqlite)
 		if ((!have_sqlite)); then skip sqlite "$N" "$G" "not installed"; return 0; fi
 		if ((N > SQLITE_MAX)); then skip sqlite "$N" "$G" "more than SQLITE_MAX_ROWS=$SQLITE_MAX rows"; return 0; fi
+		if ((SQ_TIMED_OUT)); then
+			msg "sqlite timed out on this input before: no more repetitions"
+			return 0
+		fi
 		cat >"$tmpd/q.sql" <<-EOF
-			PRAGMA cache_size = -$((MEM_B >> 10));
+			PRAGMA cache_size = -$((MEM_B >> 11));
 			PRAGMA temp_store = FILE;
 			PRAGMA temp_store_directory = '$tmpd';
 			PRAGMA journal_mode = OFF;
@@ -233,8 +270,16 @@ run_engine() {	# run_engine ENGINE (uses N, G, IN, DB, SQ, rep)
 			CREATE TABLE r AS SELECT key, count(*) AS c, sum(value) AS s, min(value) AS mn,
 			  max(value) AS mx, avg(value) AS av FROM t GROUP BY key;
 		EOF
+		M_CAP=$(awk -v p="${P_SECS:-0}" -v x="$SQLITE_TIMEOUT_X" -v m="$SQLITE_TIMEOUT_MIN" \
+			'BEGIN { c = p * x; if (c < m) c = m; printf "%d", c + 0.999 }')
 		measure sqlite "$N" "$G" "$log" 's/^Run Time: real \([0-9.]*\).*/\1/p' \
-			sh -c 'exec sqlite3 "$1" <"$2"' sh "$SQ" "$tmpd/q.sql"
+			timeout "$M_CAP" sh -c 'exec sqlite3 "$1" <"$2"' sh "$SQ" "$tmpd/q.sql"
+		if ((M_RC == 124)); then
+			msg "sqlite timed out after ${M_CAP}s (${SQLITE_TIMEOUT_X}x pems' ${P_SECS:-?}s, min ${SQLITE_TIMEOUT_MIN}s): a lower bound"
+			SQ_TIMED_OUT=1
+			sqlite3 "$SQ" "DROP TABLE IF EXISTS r;" || true
+			return 0
+		fi
 		((M_RC)) || check sqlite "$(sqlite3 "$SQ" "SELECT 'groups=' || count(*) || ' count=' || sum(c) || ' sum=' || sum(s) || ' min=' || sum(mn) || ' max=' || sum(mx) FROM r; DROP TABLE r;")" ;;
 	esac
 	rm -rf "$out" "$tmpd"
@@ -246,12 +291,15 @@ for size in "${SIZES[@]}"; do
 		G=$(count_of "$gs") || die "bad group count '$gs'"
 		free=$(df -B1 --output=avail "$BENCH_TMP" | tail -n 1)
 		need=$((N * 16 * 6 + (1 << 30)))
-		if ((free < need)); then
+		if [[ "$AGG_PHASE" != run ]] && ((free < need)); then
 			msg "skipping $N rows, $G groups: needs ~$((need >> 30)) GiB free in $BENCH_TMP, has $((free >> 30)) GiB"
 			continue
 		fi
 		D=$BENCH_TMP/data
 		IN=$D/kv-$N-$G.kv DB=$D/duck-$N-$G.duckdb SQ=$D/sqlite-$N-$G.db
+		if [[ "$AGG_PHASE" == run ]] && [[ ! -s "$IN" ]]; then
+			die "AGG_PHASE=run: no input $IN (run AGG_PHASE=prep first)"
+		fi
 		if [[ ! -s "$IN" ]]; then
 			msg "$N rows, $G groups: generating"
 			"$PEMS_RUN" gen --format kv --count "$N" --groups "$G" --seed 42 --quiet "$IN" ||
@@ -274,6 +322,11 @@ for size in "${SIZES[@]}"; do
 				{ msg "sqlite load failed (see $L/sqlite-load-$N-$G.log)"; rm -f "$SQ"; }
 			rm -f "$D/load.csv"
 		fi
+		if [[ "$AGG_PHASE" == prep ]]; then
+			msg "$N rows, $G groups: prepared in $D"
+			continue
+		fi
+		SQ_TIMED_OUT=0
 		for ((rep = 1; rep <= REPEAT; rep++)); do
 			REF_TOTALS="" REF_ENGINE=""
 			for e in $ENGINES; do
@@ -284,12 +337,21 @@ for size in "${SIZES[@]}"; do
 	done
 done
 ((REPORT_ONLY)) || { rm -rf "$BENCH_TMP/tmp"; rmdir "$BENCH_TMP/data" "$BENCH_TMP" 2>/dev/null || true; }
+[[ "$AGG_PHASE" != prep ]] || exit 0
 
 # ---- summary, ratio table, plot ---------------------------------------------------
 SUM=$RESULTS_DIR/aggregate-summary.csv
+# bound: ">=" when every run of that engine and input timed out (secs =
+# the largest cap: a lower bound on its time; sqlite only)
 awk -F, 'NR > 1 && $11 == "ok" { k = $1 "," $2 "," $3; n[k]++; v[k, n[k]] = $6 }
+NR > 1 && $11 == "timeout" { k = $1 "," $2 "," $3; if ($6 + 0 > to[k]) to[k] = $6 + 0 }
 END {
-	print "engine,rows,groups,runs,secs,mrows_per_sec"
+	print "engine,rows,groups,runs,secs,mrows_per_sec,bound"
+	for (k in to)
+		if (!(k in n)) {
+			split(k, f, ",")
+			printf "%s,%s,%s,0,%.3f,%.2f,>=\n", f[1], f[2], f[3], to[k], f[2] / to[k] / 1e6
+		}
 	for (k in n) {
 		m = n[k]
 		for (i = 1; i <= m; i++) a[i] = v[k, i] + 0
@@ -297,15 +359,16 @@ END {
 			for (j = i; j > 1 && a[j - 1] > a[j]; j--) { x = a[j]; a[j] = a[j - 1]; a[j - 1] = x }
 		med = (m % 2) ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2
 		split(k, f, ",")
-		printf "%s,%s,%s,%d,%.3f,%.2f\n", f[1], f[2], f[3], m, med, (med > 0 ? f[2] / med / 1e6 : 0)
+		printf "%s,%s,%s,%d,%.3f,%.2f,\n", f[1], f[2], f[3], m, med, (med > 0 ? f[2] / med / 1e6 : 0)
 	}
 }' "$CSV" >"$SUM"
 
 echo
-echo "median secs of the GROUP BY; ratios = secs(peer) / secs(pems): > 1 = pems faster"
-awk -F, 'NR > 1 { t[$2 "," $3 "," $1] = $5; pt[$2 "," $3] = 1 }
-function r(a, b) { return (a != "" && b != "" && b > 0) ? sprintf("%.2f", a / b) : "n/a" }
-function v(x) { return x != "" ? x : "n/a" }
+echo "median secs of the GROUP BY; ratios = secs(peer) / secs(pems): > 1 = pems faster;"
+echo ">= : the peer timed out (its secs are the cap), so the ratio is a lower bound"
+awk -F, 'NR > 1 { t[$2 "," $3 "," $1] = $5; lbnd[$2 "," $3 "," $1] = $7; pt[$2 "," $3] = 1 }
+function r(a, b, lb) { return (a != "" && b != "" && b > 0) ? sprintf("%s%.2f", lb, a / b) : "n/a" }
+function v(x, lb) { return x != "" ? lb x : "n/a" }
 END {
 	printf "%11s %11s %9s %9s %9s | %9s %9s\n", "rows", "groups", "pems", "duckdb", "sqlite", "duck/pems", "sqlite/pems"
 	n = 0
@@ -320,7 +383,9 @@ END {
 	for (i = 1; i <= n; i++) {
 		k = keys[i]; split(k, f, ",")
 		p = t[k ",pems"]; d = t[k ",duckdb"]; s = t[k ",sqlite"]
-		printf "%11s %11s %9s %9s %9s | %9s %9s\n", f[1], f[2], v(p), v(d), v(s), r(d, p), r(s, p)
+		bd = lbnd[k ",duckdb"]; bs = lbnd[k ",sqlite"]
+		printf "%11s %11s %9s %9s %9s | %9s %9s\n", f[1], f[2], v(p, ""), v(d, bd), v(s, bs),
+			r(d, p, bd), r(s, p, bs)
 	}
 }' "$SUM" | tee "$RESULTS_DIR/aggregate-ratios.txt"
 
@@ -329,9 +394,18 @@ if command -v gnuplot >/dev/null 2>&1; then
 	for e in pems duckdb sqlite; do
 		for n in $(awk -F, -v e="$e" 'NR > 1 && $1 == e { print $2 }' "$SUM" | sort -un); do
 			dat=$RESULTS_DIR/aggregate-$e-$n.dat
-			awk -F, -v e="$e" -v n="$n" 'NR > 1 && $1 == e && $2 == n { print ($3 > 0 ? $3 : n), $6 }' \
+			awk -F, -v e="$e" -v n="$n" 'NR > 1 && $1 == e && $2 == n && $7 == "" { print ($3 > 0 ? $3 : n), $6 }' \
 				"$SUM" | sort -g >"$dat"
-			plot+="${plot:+, }'$dat' using 1:2 with linespoints title '$e, $(awk -v n="$n" 'BEGIN { printf "%g M rows", n / 1e6 }')'"
+			[[ -s "$dat" ]] &&
+				plot+="${plot:+, }'$dat' using 1:2 with linespoints title '$e, $(awk -v n="$n" 'BEGIN { printf "%g M rows", n / 1e6 }')'"
+			dat=$RESULTS_DIR/aggregate-$e-$n-timeout.dat
+			awk -F, -v e="$e" -v n="$n" 'NR > 1 && $1 == e && $2 == n && $7 == ">=" { print ($3 > 0 ? $3 : n), $6 }' \
+				"$SUM" | sort -g >"$dat"
+			if [[ -s "$dat" ]]; then
+				plot+="${plot:+, }'$dat' using 1:2 with points pt 9 ps 2 title '$e, $(awk -v n="$n" 'BEGIN { printf "%g M rows", n / 1e6 }'): timed out (at most)'"
+			else
+				rm -f "$dat"
+			fi
 		done
 	done
 	mem_t=$(awk -F, 'NR == 2 { m = $4 / 1048576; print (m >= 1024 ? m / 1024 "G" : m "M"); exit }' "$CSV")
