@@ -39,8 +39,15 @@
  *  7. The streaming rec100 form (pems_rec100_order) sorts items in the
  *     caller's scratch and compacts them to 4-byte indices in place; the
  *     caller gathers and writes the records piece by piece.
+ *  8. A u64 bucket of SMALL_N < n <= MID_N keys (an L2-sized sub-bucket
+ *     of a VP's bucket after the first pass) takes one digit of about
+ *     log2(n) + 1 bits (at most MID_BITS, counts in a 64 KiB array from
+ *     malloc) and one insertion pass, if no digit value
+ *     holds more than SMALL_N keys; otherwise it is left untouched for
+ *     the 8-bit levels of invariant 6.
  */
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 #include "radix.h"
 
@@ -60,6 +67,9 @@
 #define HIST_CHUNK ((size_t)1 << 30)
 /* buckets larger than this are surveyed first (invariant 2) */
 #define SURVEY_N 65536
+/* u64 buckets of at most MID_N keys take one wide digit (invariant 8) */
+#define MID_N 65536
+#define MID_BITS 14
 
 #define REC 100
 #define TAIL_SHIFT 32	/* key bytes 8..9 sit at bits 32..47 of item.lo */
@@ -72,6 +82,7 @@ struct item {
 struct radix_scratch {
 	uint32_t part[4][RADIX];	/* per-lane counts, one chunk */
 	size_t cnt[RADIX];		/* counts, then bucket fill offsets */
+	uint32_t *mid;			/* u64: 2^MID_BITS counts (invariant 8) */
 };
 
 /* shift of digit @level (0 = most significant) within a 64-bit word */
@@ -261,6 +272,60 @@ static unsigned u64_bits(size_t n, unsigned top)
 	return bits < top ? bits : top;
 }
 
+/*
+ * Invariant 8: a bucket of SMALL_N < n <= MID_N keys (in cache) is
+ * sorted by one digit about log2(n) + 1 bits wide -- about half a key
+ * per digit value -- and one insertion pass, instead of 8-bit levels
+ * that each clear, count and walk 2^8 counters per sub-bucket of a few
+ * dozen keys.  When some digit value holds more than SMALL_N keys (keys
+ * clustered inside the bucket) nothing is moved and it returns false:
+ * the caller takes the 8-bit path, which adapts to any distribution.
+ */
+static bool u64_mid(uint64_t *src, uint64_t *oth, size_t n, struct u64_range r,
+		    bool to_oth, uint32_t *mid)
+{
+	unsigned bits = 65 - (unsigned)__builtin_clzll(n - 1), shift, b, nb;
+	uint32_t sum = 0, c;
+	uint64_t *dst = oth;
+	size_t i;
+
+	if (bits > MID_BITS)
+		bits = MID_BITS;
+	if (bits > r.top)
+		bits = r.top;
+	shift = r.top - bits;
+	nb = 1u << bits;
+	memset(mid, 0, nb * sizeof(*mid));
+	for (i = 0; i < n; i++)
+		mid[((src[i] - r.base) >> shift) & (nb - 1)]++;
+	for (b = 0; b < nb; b++) {
+		c = mid[b];
+		if (c > SMALL_N)
+			return false;
+		mid[b] = sum;
+		sum += c;
+	}
+	for (i = 0; i < n; i++) {
+		uint64_t v = src[i];
+
+		oth[mid[((v - r.base) >> shift) & (nb - 1)]++] = v;
+	}
+	if (to_oth) {
+		u64_insertion(dst, n);
+		return true;
+	}
+	/* back into src, each key inserted on the way (no separate copy) */
+	for (i = 0; i < n; i++) {
+		uint64_t v = oth[i];
+		size_t j;
+
+		for (j = i; j > 0 && src[j - 1] > v; j--)
+			src[j] = src[j - 1];
+		src[j] = v;
+	}
+	return true;
+}
+
 /* Invariant (3): result in oth when to_oth, else in src. */
 static void u64_sort(uint64_t *src, uint64_t *oth, size_t n, struct u64_range r,
 		     bool to_oth, struct radix_scratch *s)
@@ -271,6 +336,8 @@ static void u64_sort(uint64_t *src, uint64_t *oth, size_t n, struct u64_range r,
 
 	if (live && n > SURVEY_N)
 		live = u64_survey(src, n, &r);
+	if (live && s->mid && n > SMALL_N && n <= MID_N && u64_mid(src, oth, n, r, to_oth, s->mid))
+		return;
 	while (live && n > SMALL_N) {
 		bits = u64_bits(n, r.top);
 		shift = r.top - bits;
@@ -311,18 +378,27 @@ static void u64_sort(uint64_t *src, uint64_t *oth, size_t n, struct u64_range r,
 		u64_insertion(to_oth ? oth : src, n);
 }
 
+/* The counts of invariant 8 come from malloc (64 KiB, not on a VP's
+ * stack, which may be as small as 64 KiB); without them every bucket
+ * takes the 8-bit path. */
+static void u64_entry(uint64_t *src, uint64_t *oth, size_t n, bool to_oth)
+{
+	struct radix_scratch s = { .mid = NULL };
+
+	if (n > SMALL_N)
+		s.mid = malloc(sizeof(uint32_t) << MID_BITS);
+	u64_sort(src, oth, n, (struct u64_range){ 0, 64 }, to_oth, &s);
+	free(s.mid);
+}
+
 void pems_radix_sort_u64(uint64_t *a, uint64_t *tmp, size_t n)
 {
-	struct radix_scratch s;
-
-	u64_sort(a, tmp, n, (struct u64_range){ 0, 64 }, false, &s);
+	u64_entry(a, tmp, n, false);
 }
 
 void pems_radix_sort_u64_to(uint64_t *src, uint64_t *dst, size_t n)
 {
-	struct radix_scratch s;
-
-	u64_sort(src, dst, n, (struct u64_range){ 0, 64 }, true, &s);
+	u64_entry(src, dst, n, true);
 }
 
 /* ---- rec100 items ---- */

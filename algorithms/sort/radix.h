@@ -2,8 +2,9 @@
  * radix.h - in-memory local sort kernels used by the BSP sample sort.
  *
  * Single-threaded, libc only, safe to call from several threads at once
- * on disjoint buffers.  Neither function allocates: the caller passes the
- * scratch buffer, which is clobbered.
+ * on disjoint buffers.  The caller passes the scratch buffer, which is
+ * clobbered; the u64 sorts also take 64 KiB of counts from malloc for
+ * the call (and sort without them if malloc fails).
  */
 #ifndef PEMS_RADIX_H
 #define PEMS_RADIX_H
