@@ -231,15 +231,24 @@ report() {
 		set grid
 		f(x) = x
 		plot f(x) title "predicted = measured" lw 2 lc rgb "black", \
-		     1.2 * x title "+20 %" dt 2 lc rgb "gray", 0.8 * x title "-20 %" dt 2 lc rgb "gray", \
-		     "$dir/model-sort-u64.dat" using 1:2 title "sort u64" pt 7 ps 1.3, \
-		     "$dir/model-sort-rec100.dat" using 1:2 title "sort rec100" pt 5 ps 1.3, \
-		     "$dir/model-agg-1e3.dat" using 1:2 title "aggregate, 10^3 groups" pt 9 ps 1.5, \
-		     "$dir/model-agg-1e7.dat" using 1:2 title "aggregate, 10^7 groups" pt 11 ps 1.5, \
-		     "$dir/model-sgd.dat" using 1:2 title "sgd (dense, d = 64)" pt 13 ps 1.5
+		     1.2 * x title "+20 %" dt 2 lc rgb "gray", 0.8 * x title "-20 %" dt 2 lc rgb "gray"$(series)
 	EOF
 	steps_report >"$dir/model-steps.md"
 	cat "$dir/model-table.md"
+}
+
+# the plot's point series: one per case that has points
+series() {
+	local c t pt=5
+	for c in $CASES; do
+		[[ -s $RESULTS_DIR/model-$c.dat ]] || continue
+		case $c in
+		sort-u64) t="sort u64" ;; sort-rec100) t="sort rec100" ;;
+		agg-1e3) t="aggregate, 10^3 groups" ;; agg-1e7) t="aggregate, 10^7 groups" ;;
+		*) t="sgd (dense, d = 64)" ;;
+		esac
+		printf ', \\\n     "%s" using 1:2 title "%s" pt %d ps 1.4' "$RESULTS_DIR/model-$c.dat" "$t" $((pt += 2))
+	done
 }
 
 # per superstep: predicted and measured seconds of rep 1 of every point
