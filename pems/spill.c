@@ -12,12 +12,17 @@
  *  (3) compression runs on the worker that owns the data, one zstd
  *      context per worker, so k workers compress in parallel;
  *  (4) under --compress auto each kind (contexts, messages) starts in
- *      SAMPLING: the first AUTO_BLOCKS blocks are compressed at the fast
- *      level and timed, then the kind is switched ON or OFF for the rest
- *      of the run (rule in decide()); after AUTO_EARLY blocks that did
- *      not shrink below AUTO_FLAT (random data) it is switched OFF at
- *      once.  Sampled blocks that shrank stay compressed: sampling costs
- *      only CPU.
+ *      SAMPLING: every message chunk and every AUTO_STRIDE-th context
+ *      block is compressed at the fast
+ *      level and timed (thread CPU time, so that preemption does not count
+ *      as cost), the others are stored raw; after AUTO_BLOCKS samples the
+ *      kind is switched ON or OFF for the rest of the run (rule in
+ *      decide()); after AUTO_EARLY samples none of which shrank below
+ *      AUTO_FLAT (random data) it is switched OFF at once.  The stride
+ *      spreads the sample of contexts over several structures: the first
+ *      blocks of a context are often one array (sgd: the dense model)
+ *      that says nothing of the rest (the sparse gradient sums).  Sampled blocks
+ *      that shrank stay compressed: sampling costs only CPU.
  */
 #define ZSTD_STATIC_LINKING_ONLY	/* ZSTD_estimate*: memory for the budget */
 #include <errno.h>
@@ -26,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <zstd.h>
 
@@ -33,11 +39,14 @@
 #include "spill.h"
 
 #define AUTO_BLOCKS 16		/* blocks of a kind sampled under auto */
+#define AUTO_STRIDE 7		/* one block in this many is a sample */
 #define AUTO_EARLY 4		/* ... or this many, when none of them shrank: */
 #define AUTO_FLAT 0.97		/* compressed/raw above this */
 #define AUTO_MAX_RATIO 0.85	/* compressed/raw at most this to pay */
 #define AUTO_UNPACK 0.35	/* decompression CPU per byte / compression's (zstd -1) */
 #define AUTO_MARGIN 1.2		/* disk time saved / CPU time added at least */
+#define AUTO_CTX_COST 2.0	/* contexts: cost x this (the staged 1 MiB block path;
+				 * sgd measured 1.3 ms/MB added, sampled 0.64) */
 
 enum zstate { Z_OFF = 0, Z_ON, Z_SAMPLING };
 
@@ -49,6 +58,7 @@ static struct {
 	_Atomic int state[2];		/* enum zstate, by kind */
 	pthread_mutex_t lock;		/* sampling totals */
 	unsigned samples[2];
+	atomic_uint seen[2];		/* blocks packed while sampling (contexts) */
 	double s_raw[2], s_out[2], s_secs[2];
 	atomic_uint_fast64_t raw[2], stored[2];	/* bytes packed, for --stats */
 } g = { .checks = true, .lock = PTHREAD_MUTEX_INITIALIZER };
@@ -77,6 +87,7 @@ int pems_spill_setup(struct pems_rt *rt)
 	for (i = 0; i < 2; i++) {
 		atomic_store(&g.state[i], st);
 		g.samples[i] = 0;
+		atomic_store(&g.seen[i], 0);
 		g.s_raw[i] = g.s_out[i] = g.s_secs[i] = 0;
 		atomic_store(&g.raw[i], 0);
 		atomic_store(&g.stored[i], 0);
@@ -157,7 +168,10 @@ static size_t pad(size_t n)
  * spilled block is written once and read once, so the disk saves
  * 2 (1 - ratio) / disk_bw seconds; the CPU spends the sampled compression
  * time plus AUTO_UNPACK of it to decompress, spread over the workers
- * (at most one per core).  Comparing compression speed with the disk
+ * (at most one per core); for contexts twice that, since a compressed
+ * context moves through the worker's four 1 MiB stages instead of one
+ * request per extent (measured on sgd, 2026-12-03: docs/compression.md).
+ * Comparing compression speed with the disk
  * alone (the block is compressed before the disk writes it, so
  * compression must not be slower) is not enough: on a machine whose cores
  * also run the program, every CPU second spent compressing delays it. */
@@ -165,15 +179,25 @@ static void decide(enum pems_spill_kind kind)
 {
 	double ratio = g.s_out[kind] / g.s_raw[kind];
 	double cpb = (g.s_secs[kind] > 1e-9 ? g.s_secs[kind] : 1e-9) / g.s_raw[kind];
-	double cpu = cpb * (1 + AUTO_UNPACK) / g.ncpu;
+	double cpu = cpb * (1 + AUTO_UNPACK) / g.ncpu * (kind == PEMS_SPILL_CTX ? AUTO_CTX_COST : 1);
 	double save = 2 * (1 - ratio) / g.disk_bw;
 	bool on = ratio <= AUTO_MAX_RATIO && save >= AUTO_MARGIN * cpu;
+	const char *env = getenv("PEMS_STATS");	/* pems-run --stats turns cfg.stats off */
 
 	atomic_store(&g.state[kind], on ? Z_ON : Z_OFF);
-	if (pems_rt && pems_rt->cfg.stats && !pems_rt->cfg.quiet)
+	if (pems_rt && (pems_rt->cfg.stats || (env && *env && strcmp(env, "0"))))
 		fprintf(stderr, "pems: compress auto: %s %s after %u blocks (ratio %.3f, %.0f MB/s per worker: saves %.2f ms of disk, costs %.2f ms of CPU per MB over %u workers; disk assumed %.0f MB/s)\n",
 			kind_name[kind], on ? "on" : "off", g.samples[kind], ratio, 1e-6 / cpb,
 			save * 1e9, cpu * 1e9, g.ncpu, g.disk_bw / 1e6);
+}
+
+/* CPU seconds of the calling thread. */
+static double thread_cpu(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 static void sample(enum pems_spill_kind kind, size_t raw, size_t out, double secs)
@@ -200,16 +224,19 @@ const void *pems_spill_pack(struct pems_worker *w, enum pems_spill_kind kind,
 	atomic_fetch_add_explicit(&g.raw[kind], n, memory_order_relaxed);
 	b->z = false;
 	b->stored = (uint32_t)n;
+	if (st == Z_SAMPLING && kind == PEMS_SPILL_CTX &&
+	    atomic_fetch_add_explicit(&g.seen[kind], 1, memory_order_relaxed) % AUTO_STRIDE)
+		st = Z_OFF;	/* invariant (4): not a sample */
 	if (st != Z_OFF && n > PEMS_PAGE && cap > PEMS_ZHDR + PEMS_PAGE) {
 		struct pems_wspill *z = pems_wspill(w);
 		struct pems_zhdr *h = dst;
-		double t0 = st == Z_SAMPLING ? pems_now() : 0;
+		double t0 = st == Z_SAMPLING ? thread_cpu() : 0;
 		size_t r = ZSTD_compressCCtx((ZSTD_CCtx *)z->cc, (char *)dst + PEMS_ZHDR, cap - PEMS_ZHDR,
 					     src, n, st == Z_SAMPLING ? 1 : g.level);
 		bool ok = !ZSTD_isError(r) && pad(r + PEMS_ZHDR) < pad(n);	/* invariant (1) */
 
 		if (st == Z_SAMPLING)
-			sample(kind, n, ok ? r + PEMS_ZHDR : n, pems_now() - t0);
+			sample(kind, n, ok ? r + PEMS_ZHDR : n, thread_cpu() - t0);
 		if (ok) {
 			h->magic = PEMS_ZMAGIC;
 			h->raw = (uint32_t)n;
