@@ -10,7 +10,6 @@
  * requests.  Shared by every bundled algorithm, and by the cost model
  * (pems-run model), which plans other machines through pems_plan_for().
  */
-#include <errno.h>
 #include <stdio.h>
 #include <unistd.h>
 
@@ -40,13 +39,62 @@ static unsigned best_v_for(uint64_t bytes, unsigned k, uint64_t c,
 	return best;
 }
 
+/* Does a budget of @mem fit the job?  On success *v and *msg are the VPs
+ * and message memory for the largest chunk that fits. */
+static bool plan_fits(const struct pems_config *cfg, uint64_t bytes, unsigned k,
+		      size_t mem, uint64_t (*mu_for)(uint64_t, unsigned),
+		      const struct pems_plan_env *env, unsigned *v, uint64_t *msg)
+{
+	uint64_t c, need;
+
+	for (c = 1u << 20; c >= 16u << 10; c /= 2) {
+		if (cfg->procs) {
+			*v = cfg->procs;
+			need = k * mu_for(bytes, *v) + msg_for(*v, k, c);
+		} else {
+			*v = best_v_for(bytes, k, c, mu_for, &need);
+		}
+		*msg = msg_for(*v, k, c);
+		if (need - *msg + pems_overhead_ranks(k, *v, mem, *msg, env->nranks) +
+		    mem / 16 <= mem)
+			return true;
+	}
+	return false;
+}
+
+/* The least budget (MiB) that fits, so the error can say what to give:
+ * doubling to a budget that fits, then bisection. */
+static size_t plan_least_mib(const struct pems_config *cfg, uint64_t bytes, unsigned k,
+			     uint64_t (*mu_for)(uint64_t, unsigned),
+			     const struct pems_plan_env *env)
+{
+	size_t lo = cfg->mem >> 20, hi = lo * 2;
+	unsigned v;
+	uint64_t msg;
+
+	while (!plan_fits(cfg, bytes, k, hi << 20, mu_for, env, &v, &msg)) {
+		lo = hi;
+		hi *= 2;
+		if (hi > ((size_t)1 << 30))	/* 1 PiB: give up, say nothing */
+			return 0;
+	}
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (plan_fits(cfg, bytes, k, mid << 20, mu_for, env, &v, &msg))
+			hi = mid;
+		else
+			lo = mid;
+	}
+	return hi;
+}
+
 int pems_plan_for(struct pems_config *cfg, uint64_t bytes, const char *who,
 		  uint64_t (*mu_for)(uint64_t bytes, unsigned v),
 		  const struct pems_plan_env *env)
 {
-	uint64_t c, need = 0, msg = 0;
+	uint64_t msg = 0;
 	unsigned v = 1, k;
-	bool quiet = env->quiet;
 
 	if (!cfg->mem)
 		cfg->mem = (size_t)sysconf(_SC_PHYS_PAGES) * 4096 / 4;
@@ -54,28 +102,17 @@ int pems_plan_for(struct pems_config *cfg, uint64_t bytes, const char *who,
 		cfg->threads = env->cores ? env->cores : 1;
 	k = cfg->threads;
 	if (cfg->mem < (48u << 20)) {
-		if (!quiet)
+		if (!env->quiet)
 			fprintf(stderr, "pems: error: %s: --mem %zu MiB is too small; give at least 48M\n",
 				who, cfg->mem >> 20);
-		return -EINVAL;
+		return -PEMS_E_BUDGET;
 	}
-	for (c = 1u << 20; c >= 16u << 10; c /= 2) {
-		if (cfg->procs) {
-			v = cfg->procs;
-			need = k * mu_for(bytes, v) + msg_for(v, k, c);
-		} else {
-			v = best_v_for(bytes, k, c, mu_for, &need);
-		}
-		msg = msg_for(v, k, c);
-		if (need - msg + pems_overhead_ranks(k, v, cfg->mem, msg, env->nranks) +
-		    cfg->mem / 16 <= cfg->mem)
-			break;
-	}
-	if (c < 16u << 10) {
-		if (!quiet)
-			fprintf(stderr, "pems: error: %s: --mem %zu MiB is too small for %llu MiB of input with %u threads; raise --mem (or lower --threads)\n",
-				who, cfg->mem >> 20, (unsigned long long)(bytes >> 20), k);
-		return -EINVAL;
+	if (!plan_fits(cfg, bytes, k, cfg->mem, mu_for, env, &v, &msg)) {
+		if (!env->quiet)
+			fprintf(stderr, "pems: error: %s: --mem %zu MiB is too small for %llu MiB of input with %u threads; it needs --mem %zuM or more (or fewer --threads)\n",
+				who, cfg->mem >> 20, (unsigned long long)(bytes >> 20), k,
+				plan_least_mib(cfg, bytes, k, mu_for, env));
+		return -PEMS_E_BUDGET;
 	}
 	cfg->procs = v;
 	if (!cfg->msg_mem)

@@ -213,7 +213,7 @@ int cli_aggregate_main(int argc, char **argv)
 	t0 = cli_now() - t0;
 	cli_progress_clear(&prog);
 	if (rc) {
-		if (pems_rank() == 0) {
+		if (pems_rank() == 0 && rc != -PEMS_E_BUDGET) {	/* explained already */
 			if (a.job.errmsg[0])
 				cli_error("aggregate: %s", a.job.errmsg);
 			else

@@ -268,7 +268,7 @@ int cli_sgd_main(int argc, char **argv)
 	t0 = cli_now() - t0;
 	cli_progress_clear(&prog);
 	if (rc) {
-		if (pems_rank() == 0)
+		if (pems_rank() == 0 && rc != -PEMS_E_BUDGET)	/* explained already */
 			cli_error("sgd: training on '%s' failed: %s", a.job.data,
 				  rc == -EDOM ? "diverged" : rc == -EINVAL ? "bad input (see above)" : pems_strerror(rc));
 		return CLI_EXIT_FAIL;

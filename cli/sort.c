@@ -163,7 +163,8 @@ int cli_sort_main(int argc, char **argv)
 	t0 = cli_now() - t0;
 	cli_progress_clear(&prog);
 	if (rc) {
-		cli_error("sort: sorting '%s' failed: %s", a.in, pems_strerror(rc));
+		if (rc != -PEMS_E_BUDGET)	/* that one was explained already */
+			cli_error("sort: sorting '%s' failed: %s", a.in, pems_strerror(rc));
 		return CLI_EXIT_FAIL;
 	}
 	return sort_report(&a, t0);

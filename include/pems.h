@@ -118,6 +118,13 @@ PEMS_API int pems_parse_size(const char *s, size_t *out);
 /* Parse "zstd", "zstd:LEVEL" (-7..19), "auto" or "off" into @mode and
  * @level (0 when not given).  Returns 0 or -EINVAL. */
 PEMS_API int pems_parse_compress(const char *s, enum pems_compress *mode, int *level);
+/* pems-specific error codes (returned negated, above errno's range).
+ * PEMS_E_BUDGET is returned only after pems printed on stderr what the
+ * budget must be, so callers need not explain it again. */
+#define PEMS_E_BUDGET 1001	/* --mem too small for the job */
+#define PEMS_E_SCRATCH 1002	/* not enough scratch space */
+#define PEMS_E_CONFIG 1003	/* invalid configuration */
+/* A message for -errno or -PEMS_E_*. */
 PEMS_API const char *pems_strerror(int err);
 /* The configuration in effect (after bsp_begin: with derived values). */
 PEMS_API const struct pems_config *pems_current_config(void);

@@ -21,11 +21,6 @@
 #include "pems.h"
 #include "pems_io.h"
 
-/* pems-specific error codes (returned negated), above errno's range */
-#define PEMS_E_BUDGET 1001
-#define PEMS_E_SCRATCH 1002
-#define PEMS_E_CONFIG 1003
-
 #define PEMS_SLOTS 3			/* contexts per worker: run, prefetch, write-back */
 #define PEMS_FIXED_OVERHEAD (16u << 20)	/* runtime tables, engines, bounce buffers */
 #define PEMS_PAGE 4096u

@@ -464,6 +464,35 @@ START_TEST(sort_rejects_bad_arguments)
 }
 END_TEST
 
+/* A budget too small for the job: one line that names the least budget
+ * that works, exit 1 -- and that budget does work, one MiB less does not. */
+START_TEST(sort_budget_error_names_least_budget)
+{
+	const char *in = file("big.u64"), *out = file("big.out");
+	char want[8400], mem[32];
+	unsigned need = 0;
+	struct result r;
+
+	gen("u64", "uniform", "4000000", "1", in);	/* 30.5 MiB */
+	RUN(&r, "sort", "--format", "u64", "--mem", "48M", "--threads", "2", "--procs", "1",
+	    "--quiet", in, out);
+	ck_assert_int_eq(sscanf(r.err, "pems: error: sort: --mem 48 MiB is too small for 30 MiB of input with 2 threads; it needs --mem %uM", &need), 1);
+	snprintf(want, sizeof(want),
+		 "pems: error: sort: --mem 48 MiB is too small for 30 MiB of input with 2 threads; it needs --mem %uM or more (or fewer --threads)\n",
+		 need);
+	expect(&r, 1, want);
+	ck_assert_uint_gt(need, 48);
+	snprintf(mem, sizeof(mem), "%uM", need);
+	RUN(&r, "sort", "--format", "u64", "--mem", mem, "--threads", "2", "--procs", "1",
+	    "--quiet", in, out);
+	expect(&r, 0, NULL);
+	snprintf(mem, sizeof(mem), "%uM", need - 1);
+	RUN(&r, "sort", "--format", "u64", "--mem", mem, "--threads", "2", "--procs", "1",
+	    "--quiet", in, out);
+	ck_assert_int_eq(r.status, 1);
+}
+END_TEST
+
 START_TEST(sort_usage_errors)
 {
 	const char *in = file("in.u64");
@@ -641,6 +670,7 @@ static Suite *cli_suite(void)
 	tcase_add_test(v, verify_against_checks_count_and_checksum);
 	tcase_add_test(so, sort_rejects_bad_arguments);
 	tcase_add_test(so, sort_usage_errors);
+	tcase_add_test(so, sort_budget_error_names_least_budget);
 	tcase_set_timeout(rt, 600);
 	tcase_add_loop_test(rt, sort_round_trip, 0, 6);
 	tcase_add_test(rt, sort_summary_and_stats_json);
