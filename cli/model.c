@@ -395,7 +395,7 @@ static void build_sort(const struct mjob *j, const struct mparams *m, struct mpl
 	s = add(pl, "sort+write");
 	s->msg_r = j->bytes;
 	s->file_w = j->bytes;
-	s->reqs = v + (j->rec100 ? ceil(j->bytes / (8 * MIB)) : 0);	/* rec100: 8 MiB pieces */
+	s->reqs = v;	/* rec100's 8 MiB pieces are bandwidth (lat is a 4 KiB read's) */
 	s->cpu = j->bytes / m->sort_local[j->rec100];
 }
 
@@ -464,7 +464,7 @@ static void build_agg(const struct mjob *j, const struct mparams *m, struct mpla
 	s = add(pl, "write");
 	s->msg_r = park;
 	s->file_w = gd * j->line;
-	s->reqs = v + ceil(s->file_w / MIB);	/* 1 MiB output blocks */
+	s->reqs = v;	/* the 1 MiB output blocks are bandwidth (lat is a 4 KiB read's) */
 	s->cpu = (compact ? 0 : raw + parts) / m->agg_write + gd / m->agg_fmt;
 }
 
