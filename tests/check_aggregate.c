@@ -367,6 +367,64 @@ START_TEST(exact_sums_and_overflow)
 }
 END_TEST
 
+/* Sums whose partials travel between VPs: key 1's running sum leaves int64
+ * many times but ends at a small total; keys 2 and 8 each have one big
+ * value per VP (every VP's partial fits int64, their combination does
+ * not), so the overflow is only seen where the partials meet; the report
+ * names the lowest such key, for csv and kv output alike, and no output
+ * file is left. */
+START_TEST(overflow_of_combined_partials)
+{
+	enum { N = 84000, V = 4 };	/* N / V divisible by 3: specials are not key 1 */
+	struct row *rows = malloc(N * sizeof(*rows));
+	struct result r;
+	char *ref;
+	size_t i, n = 0;
+	const char *fmts[] = { "csv", "kv" };
+	unsigned f;
+
+	ck_assert_ptr_nonnull(rows);
+	for (i = 0; i < N; i++) {
+		if (i % (N / V) == 7) {		/* one per VP slice */
+			rows[i].key = 8;
+			rows[i].val = INT64_MIN / 2 - 1;
+		} else if (i % (N / V) == 11) {
+			rows[i].key = 2;
+			rows[i].val = INT64_MAX / 2 + 1;
+		} else if (i % 3 == 0) {
+			rows[i].key = 1;
+			rows[i].val = (i / 3) % 4 < 2 ? INT64_MAX : -INT64_MAX + 1;
+		} else {
+			rows[i].key = 3 + i % 5;
+			rows[i].val = (int64_t)(i % 1001) - 500;
+		}
+	}
+	write_file(file("ov.kv"), rows, N * sizeof(*rows));
+	for (f = 0; f < 2; f++) {
+		RUN(&r, "aggregate", "--agg", "count,sum,avg", "--procs", "4", "--output-format",
+		    fmts[f], "--tmp", dir, file("ov.kv"), file("ov.out"));
+		expect(&r, 1, "pems-run: error: aggregate: sum of key 2 overflows int64\n");
+		ck_assert_int_ne(access(file("ov.out"), F_OK), 0);
+	}
+	/* without keys 2 and 8 the exact totals come out, whatever --procs */
+	for (i = 0; i < N; i++)
+		if (rows[i].key != 2 && rows[i].key != 8)
+			rows[n++] = rows[i];
+	write_file(file("ov2.kv"), rows, n * sizeof(*rows));
+	ref = reference_csv(rows, n, "count,sum,min,max,avg");
+	for (f = 0; f < 3; f++) {
+		const char *procs[] = { "0", "4", "29" };
+
+		RUN(&r, "aggregate", "--quiet", "--agg", "count,sum,min,max,avg", "--procs", procs[f],
+		    "--tmp", dir, file("ov2.kv"), file("ov2.csv"));
+		expect(&r, 0, "");
+		expect_file(file("ov2.csv"), ref);
+	}
+	free(ref);
+	free(rows);
+}
+END_TEST
+
 START_TEST(empty_input_and_one_group)
 {
 	struct result r;
@@ -735,6 +793,7 @@ static Suite *aggregate_suite(void)
 	tcase_add_loop_test(tc, c_api_user_aggregate, 0, 3);
 	tcase_add_loop_test(tc, c_api_builtins, 0, 2);
 	tcase_add_test(te, exact_sums_and_overflow);
+	tcase_add_test(te, overflow_of_combined_partials);
 	tcase_add_test(te, csv_errors);
 	tcase_add_test(te, csv_error_line_numbers_across_vps);
 	tcase_add_test(te, usage_and_kv_size);
