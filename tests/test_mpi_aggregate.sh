@@ -16,6 +16,9 @@
 # Sizes (environment; the defaults keep `make check` to seconds; the
 # acceptance run of issue 6 used AGG_ROWS=20M AGG_GROUPS=1000000 AGG_MEM=64M):
 #   AGG_ROWS=6M AGG_GROUPS=300000 AGG_MEM=48M
+#   AGG_PROCS="13 33 64"   --procs of the one-rank runs (each VP's slice
+#                          must fit the budget: raise them with the input)
+#   AGG_MPI_PROCS=16       --procs of the mpirun runs
 # Uses PEMS_RUN and PEMS_TEST_TMP from tests/run.sh.  mpirun steps are
 # skipped (with a note) when mpirun is missing.
 set -uo pipefail
@@ -27,6 +30,8 @@ STEP_TIMEOUT=${PEMS_MPI_STEP_TIMEOUT:-300}
 ROWS=${AGG_ROWS:-6M}
 GROUPS_N=${AGG_GROUPS:-300000}
 MEM=${AGG_MEM:-48M}
+read -r -a PROCS <<<"${AGG_PROCS:-13 33 64}"
+MPI_PROCS=${AGG_MPI_PROCS:-16}
 
 if [[ ! -x "$RUN" ]]; then
 	echo "test_mpi_aggregate: error: $RUN is not built (make all)" >&2
@@ -106,15 +111,15 @@ echo "  reference: $(($(wc -l <"$REF") - 1)) groups, message store written ${wri
 # (--procs must leave each VP's slice well inside the budget: fewer VPs
 # than the default are refused with "--mem ... is too small", by design)
 same 1 "$REF" --threads 2
-same 1 "$REF" --procs 13 --threads 2
-same 1 "$REF" --procs 33 --threads 2
-same 1 "$REF" --procs 64 --threads 1
+same 1 "$REF" --procs "${PROCS[0]}" --threads 2
+same 1 "$REF" --procs "${PROCS[1]}" --threads 2
+same 1 "$REF" --procs "${PROCS[2]}" --threads 1
 if command -v mpirun >/dev/null 2>&1; then
 	same 2 "$REF" --threads 1
-	same 4 "$REF" --procs 16 --threads 1
+	same 4 "$REF" --procs "$MPI_PROCS" --threads 1
 	# kv output, the binary layout, on one rank and on two
 	if agg 1 "$T/ref.kv" --output-format kv; then
-		same 2 "$T/ref.kv" --output-format kv --procs 16 --threads 1
+		same 2 "$T/ref.kv" --output-format kv --procs "$MPI_PROCS" --threads 1
 	else
 		die "kv output on one rank failed"
 	fi
