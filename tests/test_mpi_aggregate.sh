@@ -16,7 +16,7 @@
 # Sizes (environment; the defaults keep `make check` to seconds; the
 # acceptance run of issue 6 used AGG_ROWS=20M AGG_GROUPS=1000000 AGG_MEM=64M):
 #   AGG_ROWS=6M AGG_GROUPS=300000 AGG_MEM=48M
-#   AGG_PROCS="13 33 64"   --procs of the one-rank runs (each VP's slice
+#   AGG_PROCS="33 50 100"  --procs of the one-rank runs (each VP's slice
 #                          must fit the budget: raise them with the input)
 #   AGG_MPI_PROCS=16       --procs of the mpirun runs
 # Uses PEMS_RUN and PEMS_TEST_TMP from tests/run.sh.  mpirun steps are
@@ -30,7 +30,7 @@ STEP_TIMEOUT=${PEMS_MPI_STEP_TIMEOUT:-300}
 ROWS=${AGG_ROWS:-6M}
 GROUPS_N=${AGG_GROUPS:-300000}
 MEM=${AGG_MEM:-48M}
-read -r -a PROCS <<<"${AGG_PROCS:-13 33 64}"
+read -r -a PROCS <<<"${AGG_PROCS:-33 50 100}"
 MPI_PROCS=${AGG_MPI_PROCS:-16}
 
 if [[ ! -x "$RUN" ]]; then
