@@ -15,4 +15,20 @@ struct agg_pair {
 	uint64_t val;
 };
 
+/* pems_groupby_fed: pems_groupby over rows that are still arriving (the
+ * load reads its slice in pieces while the pre-aggregation runs).
+ * Before touching row i >= the count it was last told, the core loop
+ * calls ready(arg, i), which blocks until more rows are in and returns
+ * how many are (> i; n when all are).  Rows up to that count must then
+ * stay where they are.  ready = NULL: all n rows are there. */
+typedef size_t (*agg_ready_fn)(void *arg, size_t i);
+
+struct pems_groupby;
+struct pems_groupby_plan;
+struct pems_aggregate;
+struct pems_groupby *pems_groupby_fed(const struct pems_groupby_plan *plan, void *rows,
+				      size_t n, const struct pems_aggregate *const *aggs,
+				      unsigned naggs, size_t table_bytes, uint64_t *ngroups,
+				      agg_ready_fn ready, void *arg);
+
 #endif

@@ -3,13 +3,16 @@
  * the file front of the BSP core in groupby.c.
  *
  * Supersteps (v VPs; VP i owns input bytes [i*size/v, (i+1)*size/v) --
- * for csv, the lines that start there):
+ * kv: rounded down to pages, the last VP taking the tail; csv: the lines
+ * that start there):
  *   0-1  sample: SAMPLES random keys of the own slice (pems_file_read_pieces),
  *        pems_groupby_plan picks owner key ranges and heavy keys
  *   2    load: read the slice straight into context memory (kv: the
- *        records are the rows; csv: parse the text into rows, remember
- *        the first error), then pems_groupby pre-aggregates, repartitions
- *        and frees the rows before its sync
+ *        records are the rows, read O_DIRECT in 4 MiB pieces, 4 in
+ *        flight, while pems_groupby_fed pre-aggregates the rows already
+ *        in; csv: parse the text into rows, remember the first error),
+ *        then pems_groupby pre-aggregates, repartitions and frees the
+ *        rows before its sync
  *   3    merge (pass 1): the owner walks its groups in key order,
  *        finalizes them, notes the first overflow and the bytes its
  *        output takes; allgather of {lines, error, bytes, overflow}
@@ -341,21 +344,71 @@ static size_t sample_csv(unsigned pid, uint64_t *keys)
 
 /* ---- superstep 2: load the slice as rows ---- */
 
-static struct agg_pair *load_kv(unsigned pid, size_t *n)
-{
-	uint64_t lo = slice_lo(pid), bytes = slice_lo(pid + 1) - lo;
-	uint64_t a0 = lo & ~(uint64_t)(PAGE - 1), head = lo - a0;
-	uint8_t *buf = pems_malloc(head + bytes + 1);
-	long long rc;
+/* kv: the slice is read in RPIECE pieces, RDEPTH in flight, while the
+ * pre-aggregation consumes the rows already in (pems_groupby_fed): the
+ * disk stays busy while this VP computes, instead of idling while it
+ * aggregates a slice read whole */
+#define RPIECE (4u << 20)
+#define RDEPTH 4
 
-	rc = pems_file_read(S.in, buf, head + bytes, a0);
-	if (rc != (long long)(head + bytes))
+struct kv_feed {
+	uint8_t *buf;
+	uint64_t lo, bytes;
+	size_t np, waited, started;
+	struct pems_file_aio aio[RDEPTH];
+};
+
+static size_t piece_len(const struct kv_feed *f, size_t p)
+{
+	uint64_t at = (uint64_t)p * RPIECE;
+
+	return f->bytes - at < RPIECE ? (size_t)(f->bytes - at) : RPIECE;
+}
+
+static void feed_start(struct kv_feed *f)
+{
+	size_t p = f->started++;
+	int rc = pems_file_start(S.in, false, f->buf + (size_t)p * RPIECE, piece_len(f, p),
+				 f->lo + (uint64_t)p * RPIECE, &f->aio[p % RDEPTH]);
+
+	if (rc)
 		fail("reading the input", rc);
-	if (head)
-		memmove(buf, buf + head, bytes);
-	*n = bytes / 16;
-	atomic_fetch_add(&S.done[0], bytes);
-	return (struct agg_pair *)(void *)buf;
+}
+
+/* agg_ready_fn: wait for pieces until row i is in */
+static size_t kv_ready(void *arg, size_t i)
+{
+	struct kv_feed *f = arg;
+	uint64_t have = (uint64_t)f->waited * RPIECE;
+
+	while (f->waited < f->np && have <= (uint64_t)i * 16) {
+		size_t len = piece_len(f, f->waited);
+		long long rc = pems_file_wait(&f->aio[f->waited % RDEPTH]);
+
+		if (rc != (long long)len)
+			fail("reading the input", rc);
+		f->waited++;
+		have += len;
+		atomic_fetch_add(&S.done[0], len);
+		if (f->started < f->np)
+			feed_start(f);
+	}
+	return (size_t)((have < f->bytes ? have : f->bytes) / 16);
+}
+
+/* Start reading the slice (page-aligned: slice_lo) into a new buffer;
+ * the rows arrive through kv_ready. */
+static struct agg_pair *load_kv(unsigned pid, size_t *n, struct kv_feed *f)
+{
+	f->lo = slice_lo(pid);
+	f->bytes = slice_lo(pid + 1) - f->lo;
+	f->buf = pems_malloc(f->bytes + 1);
+	f->np = (size_t)((f->bytes + RPIECE - 1) / RPIECE);
+	f->waited = f->started = 0;
+	while (f->started < f->np && f->started < RDEPTH)
+		feed_start(f);
+	*n = f->bytes / 16;
+	return (struct agg_pair *)(void *)f->buf;
 }
 
 static struct agg_pair *load_csv(unsigned pid, size_t *n, struct vp_info *info)
@@ -786,6 +839,7 @@ static void agg_spmd(void *arg)
 	struct pems_groupby_plan *plan;
 	struct pems_groupby *g;
 	struct agg_pair *rows;
+	struct kv_feed *feed;
 	uint64_t ng = 0, off;
 	size_t m, n;
 	bool bad = false;
@@ -794,9 +848,13 @@ static void agg_spmd(void *arg)
 	m = S.job->in_fmt == PEMS_AGG_IN_KV ? sample_kv(pid, keys) : sample_csv(pid, keys);
 	plan = pems_groupby_plan(keys, m);
 	pems_free(keys);
-	rows = S.job->in_fmt == PEMS_AGG_IN_KV ? load_kv(pid, &n) : load_csv(pid, &n, info);
+	feed = S.job->in_fmt == PEMS_AGG_IN_KV ? pems_malloc(sizeof(*feed)) : NULL;
+	rows = feed ? load_kv(pid, &n, feed) : load_csv(pid, &n, info);
 	info->rows = n;
-	g = pems_groupby(plan, rows, n, S.job->aggs, S.job->naggs, S.table_bytes, &ng);
+	g = pems_groupby_fed(plan, rows, n, S.job->aggs, S.job->naggs, S.table_bytes, &ng,
+			     feed ? kv_ready : NULL, feed);
+	if (feed)
+		pems_free(feed);	/* every piece was waited for: all rows were consumed */
 	pems_free(plan);
 	info->groups = ng;
 	if (!info->err) {

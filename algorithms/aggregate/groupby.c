@@ -795,19 +795,25 @@ static void htable_flush_free(struct htable *h, struct sendset *s)
 	pems_free(h->used);
 }
 
-static void preagg_core(const struct pems_groupby_plan *pl, struct sendset *s, size_t n)
+static void preagg_core(const struct pems_groupby_plan *pl, struct sendset *s, size_t n,
+			agg_ready_fn ready, void *arg)
 {
 	struct agg_pair *rows = s->rows;
 	struct ctable t;
 	struct htable heavy;
-	size_t i, fill_rows = 0, pass = 0;
+	size_t i, fill_rows = 0, pass = 0, avail = ready ? 0 : n;
 
 	ctable_init(&t, n < TABLE_CORE / 2 ? 2 * n : TABLE_CORE);
 	htable_init(&heavy, pl);
 	for (i = 0; i < n; i++) {
-		uint64_t k = rows[i].key;
-		int64_t v = (int64_t)rows[i].val;
+		uint64_t k;
+		int64_t v;
 		struct core *c;
+
+		if (i >= avail)	/* (4) holds: rows are only written below i */
+			avail = ready(arg, i);
+		k = rows[i].key;
+		v = (int64_t)rows[i].val;
 
 		if (pass) {	/* little reduction lately: rows go raw */
 			pass--;
@@ -952,14 +958,19 @@ static void scatter_send(const struct pems_groupby_plan *pl, struct sendset *s,
 
 static void partition(const struct pems_groupby_plan *pl, const struct spec *sp,
 		      struct agg_pair *rows, size_t n, size_t table_bytes,
-		      void **recv, size_t *recvbytes)
+		      void **recv, size_t *recvbytes, agg_ready_fn ready, void *arg)
 {
 	struct sendset s = { .rows = rows, .slot = sp->slot };
 
-	if (sp->core)
-		preagg_core(pl, &s, n);
-	else
+	if (sp->core) {
+		preagg_core(pl, &s, n, ready, arg);
+	} else {
+		size_t have = 0;
+
+		while (ready && have < n)	/* the generic path wants them all */
+			have = ready(arg, have);
 		preagg_generic(pl, sp, &s, n, table_bytes);
+	}
 	scatter_send(pl, &s, recv, recvbytes);
 }
 
@@ -1191,6 +1202,14 @@ struct pems_groupby *pems_groupby(const struct pems_groupby_plan *plan,
 				  unsigned naggs, size_t table_bytes,
 				  uint64_t *ngroups)
 {
+	return pems_groupby_fed(plan, rows, n, aggs, naggs, table_bytes, ngroups, NULL, NULL);
+}
+
+struct pems_groupby *pems_groupby_fed(const struct pems_groupby_plan *plan, void *rows,
+				      size_t n, const struct pems_aggregate *const *aggs,
+				      unsigned naggs, size_t table_bytes, uint64_t *ngroups,
+				      agg_ready_fn ready, void *arg)
+{
 	struct pems_groupby *g = pems_calloc(1, sizeof(*g));
 	void *recv = NULL;
 	size_t recvbytes = 0;
@@ -1198,7 +1217,7 @@ struct pems_groupby *pems_groupby(const struct pems_groupby_plan *plan,
 	spec_init(&g->sp, aggs, naggs);
 	if (!table_bytes)
 		table_bytes = n * 4;
-	partition(plan, &g->sp, rows, n, table_bytes, &recv, &recvbytes);
+	partition(plan, &g->sp, rows, n, table_bytes, &recv, &recvbytes, ready, arg);
 	bsp_sync();
 	absorb(g, recv, recvbytes);
 	count_groups(g);
