@@ -14,11 +14,14 @@
 # scratch file may be left behind.
 #
 # Sizes (environment; the defaults keep `make check` to seconds; the
-# acceptance run of issue 6 used AGG_ROWS=20M AGG_GROUPS=1000000 AGG_MEM=64M):
-#   AGG_ROWS=6M AGG_GROUPS=300000 AGG_MEM=48M
-#   AGG_PROCS="33 50 100"  --procs of the one-rank runs (each VP's slice
-#                          must fit the budget: raise them with the input)
-#   AGG_MPI_PROCS=16       --procs of the mpirun runs
+# acceptance run of issue 6 used TEST_AGG_ROWS=20000000
+# TEST_AGG_GROUPS=1000000 TEST_AGG_MEM=64M TEST_AGG_PROCS="97 150 300"
+# TEST_AGG_MPI_PROCS=64):
+#   TEST_AGG_ROWS=6M TEST_AGG_GROUPS=300000 TEST_AGG_MEM=48M
+#   TEST_AGG_PROCS="33 50 100"  --procs of the one-rank runs (each VP's
+#                               slice must fit the budget: raise them with
+#                               the input)
+#   TEST_AGG_MPI_PROCS=16       --procs of the mpirun runs
 # Uses PEMS_RUN and PEMS_TEST_TMP from tests/run.sh.  mpirun steps are
 # skipped (with a note) when mpirun is missing.
 set -uo pipefail
@@ -27,11 +30,11 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 RUN=${PEMS_RUN:-$ROOT/build/pems-run}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 STEP_TIMEOUT=${PEMS_MPI_STEP_TIMEOUT:-300}
-ROWS=${AGG_ROWS:-6M}
-GROUPS_N=${AGG_GROUPS:-300000}
-MEM=${AGG_MEM:-48M}
-read -r -a PROCS <<<"${AGG_PROCS:-33 50 100}"
-MPI_PROCS=${AGG_MPI_PROCS:-16}
+ROWS=${TEST_AGG_ROWS:-6M}
+GROUPS_N=${TEST_AGG_GROUPS:-300000}
+MEM=${TEST_AGG_MEM:-48M}
+read -r -a PROCS <<<"${TEST_AGG_PROCS:-33 50 100}"
+MPI_PROCS=${TEST_AGG_MPI_PROCS:-16}
 
 if [[ ! -x "$RUN" ]]; then
 	echo "test_mpi_aggregate: error: $RUN is not built (make all)" >&2
@@ -106,7 +109,7 @@ if ! agg 1 "$REF" --threads 1 --stats; then
 fi
 written=$(sed -n 's/.*msg_written=\([0-9]*\).*/\1/p' "$T/log" | head -n 1)
 echo "  reference: $(($(wc -l <"$REF") - 1)) groups, message store written ${written:-?} bytes"
-((${written:-0} > 0)) || die "the reference run did not spill (msg_written=${written:-none}): raise AGG_ROWS or lower AGG_MEM"
+((${written:-0} > 0)) || die "the reference run did not spill (msg_written=${written:-none}): raise TEST_AGG_ROWS or lower TEST_AGG_MEM"
 
 # (--procs must leave each VP's slice well inside the budget: fewer VPs
 # than the default are refused with "--mem ... is too small", by design)
