@@ -18,7 +18,7 @@
 # TEST_AGG_GROUPS=1000000 TEST_AGG_MEM=64M TEST_AGG_PROCS="97 150 300"
 # TEST_AGG_MPI_PROCS=64):
 #   TEST_AGG_ROWS=6M TEST_AGG_GROUPS=300000 TEST_AGG_MEM=48M
-#   TEST_AGG_PROCS="33 50 100"  --procs of the one-rank runs (each VP's
+#   TEST_AGG_PROCS="50 64 100"  --procs of the one-rank runs (each VP's
 #                               slice must fit the budget: raise them with
 #                               the input)
 #   TEST_AGG_MPI_PROCS=16       --procs of the mpirun runs
@@ -33,7 +33,7 @@ STEP_TIMEOUT=${PEMS_MPI_STEP_TIMEOUT:-300}
 ROWS=${TEST_AGG_ROWS:-6M}
 GROUPS_N=${TEST_AGG_GROUPS:-300000}
 MEM=${TEST_AGG_MEM:-48M}
-read -r -a PROCS <<<"${TEST_AGG_PROCS:-33 50 100}"
+read -r -a PROCS <<<"${TEST_AGG_PROCS:-50 64 100}"
 MPI_PROCS=${TEST_AGG_MPI_PROCS:-16}
 
 if [[ ! -x "$RUN" ]]; then
