@@ -303,6 +303,7 @@ void pems_coll_contribute(struct pems_vp *vp, const char *name, enum pems_coll_k
 	if (in && bytes)
 		memcpy(c->contrib + (size_t)vp->lid * bytes, in, bytes);
 	c->calls++;
+	vp->coll.user_op = uop != NULL;
 	pthread_mutex_unlock(&c->lock);
 }
 
@@ -459,7 +460,7 @@ void pems_coll_deliver(struct pems_rt *rt, struct pems_vp *vp)
 			memcpy(cw->out, c->result, cw->bytes);
 		break;
 	case COLL_EXSCAN:
-		if (cw->out && !(vp->lid == 0 && c->uop))
+		if (cw->out && !(vp->lid == 0 && cw->user_op))
 			memcpy(cw->out, c->result + (size_t)vp->lid * cw->bytes, cw->bytes);
 		break;
 	default:

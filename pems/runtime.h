@@ -94,6 +94,10 @@ struct pems_coll_wait {
 	enum pems_coll_kind kind;
 	void *out;
 	size_t bytes;		/* bytes of out */
+	bool user_op;		/* a user operator combined it (VP 0's exscan
+				 * out stays as it was); kept here, not read
+				 * from rt->coll, which the next superstep's
+				 * first call rewrites while others deliver */
 	/* exchange / alltoallv */
 	void **recvbuf;
 	size_t *recvbytes, *recvcounts;
