@@ -26,34 +26,14 @@
 # skipped (with a note) when mpirun is missing.
 set -uo pipefail
 
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-RUN=${PEMS_RUN:-$ROOT/build/pems-run}
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+NAME=test_mpi_aggregate
+. "$(dirname "${BASH_SOURCE[0]}")/mpi_script.sh"	# RUN, T, fail, now, secs, die
 STEP_TIMEOUT=${PEMS_MPI_STEP_TIMEOUT:-300}
 ROWS=${TEST_AGG_ROWS:-6M}
 GROUPS_N=${TEST_AGG_GROUPS:-300000}
 MEM=${TEST_AGG_MEM:-48M}
 read -r -a PROCS <<<"${TEST_AGG_PROCS:-50 64 100}"
 MPI_PROCS=${TEST_AGG_MPI_PROCS:-16}
-
-if [[ ! -x "$RUN" ]]; then
-	echo "test_mpi_aggregate: error: $RUN is not built (make all)" >&2
-	exit 1
-fi
-if [[ -n "${PEMS_TEST_TMP:-}" ]]; then
-	T=$PEMS_TEST_TMP
-else
-	base=/tmp
-	[[ -d /work/scratch ]] && base=/work/scratch
-	T=$(mktemp -d "$base/test_mpi_aggregate.XXXXXX") || exit 1
-	trap 'rm -rf "$T"' EXIT
-fi
-mkdir -p "$T" || exit 1
-
-fail=0
-now() { echo "${EPOCHREALTIME/,/.}"; }
-secs() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }'; }
-die() { echo "test_mpi_aggregate: FAIL: $*"; fail=1; }
 
 # agg NP OUT ARGS...: aggregate $IN into OUT; NP=1 runs without mpirun
 agg() {

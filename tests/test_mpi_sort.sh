@@ -16,33 +16,14 @@
 # mpirun.
 set -uo pipefail
 
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-RUN=${PEMS_RUN:-$ROOT/build/pems-run}
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-STEP_TIMEOUT=${PEMS_MPI_STEP_TIMEOUT:-180}
-
 if ! command -v mpirun >/dev/null 2>&1; then
 	echo "test_mpi_sort: skip: mpirun not found; install openmpi-bin"
 	exit 77
 fi
-if [[ ! -x "$RUN" ]]; then
-	echo "test_mpi_sort: error: $RUN is not built (make all)" >&2
-	exit 1
-fi
-if [[ -n "${PEMS_TEST_TMP:-}" ]]; then
-	T=$PEMS_TEST_TMP
-else
-	base=/tmp
-	[[ -d /work/scratch ]] && base=/work/scratch
-	T=$(mktemp -d "$base/test_mpi_sort.XXXXXX") || exit 1
-	trap 'rm -rf "$T"' EXIT
-fi
-mkdir -p "$T" || exit 1
 
-fail=0
-now() { echo "${EPOCHREALTIME/,/.}"; }
-secs() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }'; }
-die() { echo "test_mpi_sort: FAIL: $*"; fail=1; }
+NAME=test_mpi_sort
+. "$(dirname "${BASH_SOURCE[0]}")/mpi_script.sh"	# RUN, T, fail, now, secs, die
+STEP_TIMEOUT=${PEMS_MPI_STEP_TIMEOUT:-180}
 
 # sort_with NP FMT IN OUT: NP=1 runs without mpirun
 sort_with() {
