@@ -112,27 +112,9 @@ PY
 		awk -v n="$(count "$AGG_ROWS")" 'BEGIN { srand(7); print "key,value";
 			for (i = 0; i < n; i++) printf "%d,%d\n", int(rand() * 1000000), int(rand() * 2000001) - 1000000 }' >"$TMP/rows.csv" ;;
 	sgd) [[ -f $TMP/train.svm ]] ||
-		# pems-run gen --format libsvm costs O(dim) per row: too slow at
-		# dim 1M.  16 distinct features per row, values in (-1, 1), label
-		# the sign of a fixed pseudo-random linear model plus noise
-		awk -v n="$(count "$SGD_ROWS")" -v d="$(count "$SGD_DIM")" 'BEGIN { srand(7)
-			for (i = 0; i < n; i++) {
-				delete seen; k = 0; z = 0; line = ""
-				for (f = 0; f < 16; f++) {
-					j = int(rand() * d) + 1
-					if (!(j in seen)) { seen[j] = 1; idx[k++] = j }
-				}
-				for (a = 1; a < k; a++) {	# ascending indices
-					t = idx[a]
-					for (b = a - 1; b >= 0 && idx[b] > t; b--) idx[b + 1] = idx[b]
-					idx[b + 1] = t
-				}
-				for (a = 0; a < k; a++) {
-					v = rand() * 2 - 1; z += v * sin(idx[a] * 12.9898)
-					line = line sprintf(" %d:%.4f", idx[a], v)
-				}
-				print (z + 0.3 * (rand() - 0.5) > 0 ? "1" : "-1") line
-			} }' >"$TMP/train.svm" ;;
+		# 16 nonzero features per row on average, a logistic model
+		"$RUN" gen --quiet --format libsvm --model logistic --nnz 16 --seed 7 \
+			--count "$SGD_ROWS" --dim "$(count "$SGD_DIM")" "$TMP/train.svm" ;;
 	esac
 }
 

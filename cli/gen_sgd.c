@@ -103,19 +103,32 @@ static void make_weights(struct gs *g)
 	g->w[g->dim] = 0.25 * normal(&r);
 }
 
-/* row @i: features into x (dense, zeros where absent), returns label */
-static double make_row(const struct gs *g, uint64_t i, double *x)
+/*
+ * Row @i: its label, and its features into x.  Dense rows (q = 1) fill
+ * x[0..dim).  Sparse rows (q < 1) keep each feature with probability q;
+ * the gaps between kept features are drawn as geometric skips, so a row
+ * costs O(nnz) rather than O(dim), and the kept ones go to idx[0..*k) and
+ * x[0..*k) in ascending index order.
+ */
+static double make_row(const struct gs *g, uint64_t i, uint32_t *idx, double *x,
+		       uint32_t *k)
 {
 	struct rng r = { gs_mix(g->row_seed * 0x100000001b3ull + i) };
-	double z = g->w[g->dim], u;
-	uint32_t j;
+	double z = g->w[g->dim], u, lq = g->q < 1 ? log1p(-g->q) : 0;
+	uint64_t j = 0;
 
-	for (j = 0; j < g->dim; j++) {
-		x[j] = 0;
-		if (g->q < 1 && unif(&r) >= g->q)
-			continue;
-		x[j] = normal(&r);
-		z += g->w[j] * x[j];
+	*k = 0;
+	while (j < g->dim) {
+		if (g->q < 1) {
+			j += (uint64_t)floor(log(unif(&r)) / lq);
+			if (j >= g->dim)
+				break;
+			idx[*k] = (uint32_t)j;
+		}
+		x[*k] = normal(&r);
+		z += g->w[j] * x[*k];
+		++*k;
+		j++;
 	}
 	if (!g->logistic)
 		return z + g->noise * normal(&r);
@@ -148,7 +161,7 @@ static void *dense_thread(void *arg)
 	float *buf = malloc(GS_ROWS * rowf * sizeof(float));
 	double *x = malloc(((size_t)g->dim + 1) * sizeof(double));
 	uint64_t b, i, first, n;
-	uint32_t j;
+	uint32_t j, k;
 	int rc;
 
 	if (!buf || !x) {
@@ -164,7 +177,7 @@ static void *dense_thread(void *arg)
 		for (i = 0; i < n; i++) {
 			float *row = buf + i * rowf;
 
-			row[0] = (float)make_row(g, first + i, x);
+			row[0] = (float)make_row(g, first + i, NULL, x, &k);
 			for (j = 0; j < g->dim; j++)
 				row[1 + j] = (float)x[j];
 		}
@@ -207,27 +220,28 @@ static int write_libsvm(struct gs *g)
 {
 	FILE *f = fdopen(dup(g->fd), "w");
 	double *x = malloc(((size_t)g->dim + 1) * sizeof(double));
+	uint32_t *idx = malloc(((size_t)g->dim + 1) * sizeof(uint32_t));
 	uint64_t i;
-	uint32_t j;
+	uint32_t j, k;
 	int rc = 0;
 
-	if (!f || !x) {
+	if (!f || !x || !idx) {
 		if (f)
 			fclose(f);
 		free(x);
+		free(idx);
 		return -ENOMEM;
 	}
 	setvbuf(f, NULL, _IOFBF, 1 << 20);
 	for (i = 0; i < g->count; i++) {
-		double y = make_row(g, i, x);
+		double y = make_row(g, i, idx, x, &k);
 
 		if (g->logistic)
 			fputs(y > 0 ? "+1" : "-1", f);
 		else
 			fprintf(f, "%.7g", y);
-		for (j = 0; j < g->dim; j++)
-			if (x[j] != 0)
-				fprintf(f, " %u:%.6g", j + 1, x[j]);
+		for (j = 0; j < k; j++)
+			fprintf(f, " %u:%.6g", (g->q < 1 ? idx[j] : j) + 1, x[j]);
 		fputc('\n', f);
 	}
 	if (fflush(f) || ferror(f))
@@ -235,6 +249,7 @@ static int write_libsvm(struct gs *g)
 	if (fclose(f) && !rc)
 		rc = -errno;
 	free(x);
+	free(idx);
 	return rc;
 }
 

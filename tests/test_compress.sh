@@ -128,24 +128,8 @@ done
 compare agg msg agg.off.out agg.zstd.out
 
 # sgd on sparse LIBSVM rows: contexts (dense model, gradient sums) spill
-awk 'BEGIN { srand(7)
-	for (i = 0; i < 20000; i++) {
-		delete seen; k = 0; z = 0; line = ""
-		for (f = 0; f < 16; f++) {
-			j = int(rand() * 65536) + 1
-			if (!(j in seen)) { seen[j] = 1; idx[k++] = j }
-		}
-		for (a = 1; a < k; a++) {
-			t = idx[a]
-			for (b = a - 1; b >= 0 && idx[b] > t; b--) idx[b + 1] = idx[b]
-			idx[b + 1] = t
-		}
-		for (a = 0; a < k; a++) {
-			v = rand() * 2 - 1; z += v * sin(idx[a] * 12.9898)
-			line = line sprintf(" %d:%.4f", idx[a], v)
-		}
-		print (z > 0 ? "1" : "-1") line
-	} }' >sgd.svm
+"$RUN" gen --quiet --format libsvm --model logistic --count 20000 --dim 65536 --nnz 16 \
+	--seed 7 sgd.svm || fail "gen libsvm"
 sgd_args=(sgd --model logistic --format libsvm --data sgd.svm --dim 65536 --sync bsp --batch 64
 	  --epochs 1 --mem 80M)
 for m in off zstd; do
