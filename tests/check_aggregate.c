@@ -10,8 +10,7 @@
  * Runs the binary named by $PEMS_RUN (default ./build/pems-run) in
  * $PEMS_TEST_TMP (else a new /tmp/check_aggregate.XXXXXX).
  */
-#include "sanitizer_noise.h"
-#include <check.h>
+#include "cli_test.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
@@ -25,96 +24,6 @@
 
 #include "pems.h"
 #include "pems_algorithms.h"
-
-#define OUT_MAX 65536
-
-static const char *pems_run;
-static char dir[4096];
-
-struct result {
-	int status;
-	char err[OUT_MAX];
-};
-
-static char *file(const char *name)
-{
-	static char bufs[8][4200];
-	static int next;
-	char *b = bufs[next++ % 8];
-
-	snprintf(b, sizeof(bufs[0]), "%s/%s", dir, name);
-	return b;
-}
-
-static void *slurp(const char *path, size_t *len)
-{
-	struct stat st;
-	FILE *f = fopen(path, "rb");
-	char *buf;
-
-	if (!f)
-		return NULL;
-	ck_assert_int_eq(fstat(fileno(f), &st), 0);
-	buf = malloc((size_t)st.st_size + 1);
-	ck_assert_ptr_nonnull(buf);
-	ck_assert_uint_eq(fread(buf, 1, (size_t)st.st_size, f), (size_t)st.st_size);
-	buf[st.st_size] = '\0';
-	fclose(f);
-	*len = (size_t)st.st_size;
-	return buf;
-}
-
-static void run_argv(struct result *r, const char *const *args)
-{
-	char *argv[64], err[4200];
-	int i, st, fd;
-	pid_t pid;
-	size_t len = 0;
-	char *e;
-
-	argv[0] = (char *)pems_run;
-	for (i = 0; args[i] && i < 60; i++)
-		argv[i + 1] = (char *)args[i];
-	argv[i + 1] = NULL;
-	snprintf(err, sizeof(err), "%s/.stderr", dir);
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		fd = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		if (fd < 0 || dup2(fd, 2) < 0)
-			_exit(126);
-		fd = open("/dev/null", O_RDWR);
-		dup2(fd, 0);
-		dup2(fd, 1);
-		execv(pems_run, argv);
-		_exit(127);
-	}
-	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
-	r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-	e = slurp(err, &len);
-	snprintf(r->err, sizeof(r->err), "%s", e ? e : "");
-	strip_sanitizer_noise(r->err);
-	free(e);
-}
-
-#define RUN(r, ...) run_argv((r), (const char *const[]){ __VA_ARGS__, NULL })
-
-static void expect(const struct result *r, int status, const char *err)
-{
-	ck_assert_msg(r->status == status, "exit %d, wanted %d; stderr: %s",
-		      r->status, status, r->err);
-	if (err)
-		ck_assert_str_eq(r->err, err);
-}
-
-static void write_file(const char *path, const void *data, size_t len)
-{
-	FILE *f = fopen(path, "wb");
-
-	ck_assert_ptr_nonnull(f);
-	ck_assert_uint_eq(fwrite(data, 1, len, f), len);
-	ck_assert_int_eq(fclose(f), 0);
-}
 
 /* ---- the reference: sort the rows, scan groups ---- */
 
@@ -191,7 +100,7 @@ static char *reference_csv(struct row *rows, size_t n, const char *aggs)
 static struct row *read_kv(const char *path, size_t *n)
 {
 	size_t len;
-	struct row *r = slurp(path, &len);
+	struct row *r = read_file(path, &len);
 
 	ck_assert_ptr_nonnull(r);
 	*n = len / 16;
@@ -201,7 +110,7 @@ static struct row *read_kv(const char *path, size_t *n)
 static void expect_file(const char *path, const char *want)
 {
 	size_t len;
-	char *got = slurp(path, &len);
+	char *got = read_file(path, &len);
 
 	ck_assert_msg(got != NULL, "no output %s", path);
 	ck_assert_uint_eq(len, strlen(want));
@@ -290,7 +199,7 @@ START_TEST(same_output_any_procs_threads)
 		    "--procs", procs[i], "--threads", threads[i], "--tmp", dir, file("p.kv"),
 		    file("p.csv"));
 		expect(&r, 0, "");
-		got = slurp(file("p.csv"), &len);
+		got = read_file(file("p.csv"), &len);
 		if (!first) {
 			first = got;
 			len0 = len;
@@ -318,7 +227,7 @@ START_TEST(kv_output_layout)
 	RUN(&r, "aggregate", "--quiet", "--agg", "count,sum,min,max,avg", "--output-format", "kv",
 	    "--tmp", dir, file("k.kv"), file("k.out"));
 	expect(&r, 0, "");
-	got = slurp(file("k.out"), &len);
+	got = read_file(file("k.out"), &len);
 	ck_assert_uint_eq(len, 3 * 48);
 	memcpy(&u, got, 8);
 	ck_assert_uint_eq(u, 2);
@@ -804,21 +713,7 @@ static Suite *aggregate_suite(void)
 
 int main(void)
 {
-	const char *tmp = getenv("PEMS_TEST_TMP");
-	SRunner *sr;
-	int failed;
+	int rc = cli_test_init("check_aggregate");
 
-	pems_run = getenv("PEMS_RUN") ? getenv("PEMS_RUN") : "./build/pems-run";
-	if (tmp && *tmp) {
-		snprintf(dir, sizeof(dir), "%s", tmp);
-	} else {
-		snprintf(dir, sizeof(dir), "/tmp/check_aggregate.XXXXXX");
-		if (!mkdtemp(dir))
-			return 1;
-	}
-	sr = srunner_create(aggregate_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return rc ? rc : cli_test_run(aggregate_suite());
 }

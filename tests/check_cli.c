@@ -6,8 +6,7 @@
  * Runs the binary named by $PEMS_RUN (default ./build/pems-run) in a
  * scratch directory ($PEMS_TEST_TMP, else a new /tmp/check_cli.XXXXXX).
  */
-#include "sanitizer_noise.h"
-#include <check.h>
+#include "cli_test.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
@@ -18,126 +17,6 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#define MAX_ARGS 32
-#define OUT_MAX 65536
-
-static const char *pems_run;
-static char dir[4096];
-
-struct result {
-	int status;		/* exit status, or 128 + signal */
-	char out[OUT_MAX];	/* stdout */
-	char err[OUT_MAX];	/* stderr */
-};
-
-static void path_in_dir(char *buf, size_t len, const char *name)
-{
-	snprintf(buf, len, "%s/%s", dir, name);
-}
-
-static void slurp(const char *path, char *buf, size_t len)
-{
-	int fd = open(path, O_RDONLY);
-	ssize_t n = fd < 0 ? 0 : read(fd, buf, len - 1);
-
-	buf[n > 0 ? n : 0] = '\0';
-	if (fd >= 0)
-		close(fd);
-}
-
-static void child(char *const argv[], const char *out, const char *err)
-{
-	int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	int e = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	int in = open("/dev/null", O_RDONLY);
-
-	if (o < 0 || e < 0 || in < 0 || dup2(o, 1) < 0 || dup2(e, 2) < 0 ||
-	    dup2(in, 0) < 0)
-		_exit(126);
-	execv(pems_run, argv);
-	_exit(127);
-}
-
-/* Run pems-run with the NULL-terminated arguments; fills *r. */
-static void run_argv(struct result *r, const char *const *args)
-{
-	char *argv[MAX_ARGS + 2], out[4200], err[4200];
-	int i, st;
-	pid_t pid;
-
-	argv[0] = (char *)pems_run;
-	for (i = 0; args[i] && i < MAX_ARGS; i++)
-		argv[i + 1] = (char *)args[i];
-	argv[i + 1] = NULL;
-	path_in_dir(out, sizeof(out), ".stdout");
-	path_in_dir(err, sizeof(err), ".stderr");
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0)
-		child(argv, out, err);
-	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
-	r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-	slurp(out, r->out, sizeof(r->out));
-	slurp(err, r->err, sizeof(r->err));
-	strip_sanitizer_noise(r->err);
-}
-
-#define RUN(r, ...) run_argv((r), (const char *const[]){ __VA_ARGS__, NULL })
-
-/* Exit status and exact stderr. */
-static void expect(const struct result *r, int status, const char *err)
-{
-	ck_assert_msg(r->status == status, "exit %d, wanted %d; stderr: %s",
-		      r->status, status, r->err);
-	if (err)
-		ck_assert_str_eq(r->err, err);
-}
-
-static char *file(const char *name)
-{
-	static char bufs[8][4200];
-	static int next;
-	char *b = bufs[next++ % 8];
-
-	path_in_dir(b, sizeof(bufs[0]), name);
-	return b;
-}
-
-static void write_file(const char *path, const void *data, size_t len)
-{
-	FILE *f = fopen(path, "wb");
-
-	ck_assert_ptr_nonnull(f);
-	ck_assert_uint_eq(fwrite(data, 1, len, f), len);
-	ck_assert_int_eq(fclose(f), 0);
-}
-
-static void *read_file(const char *path, size_t *len)
-{
-	struct stat st;
-	FILE *f = fopen(path, "rb");
-	void *buf;
-
-	ck_assert_msg(f != NULL, "cannot open %s", path);
-	ck_assert_int_eq(fstat(fileno(f), &st), 0);
-	*len = (size_t)st.st_size;
-	buf = malloc(*len + 1);
-	ck_assert_uint_eq(fread(buf, 1, *len, f), *len);
-	fclose(f);
-	return buf;
-}
-
-static bool same_bytes(const char *a, const char *b)
-{
-	size_t la, lb;
-	void *x = read_file(a, &la), *y = read_file(b, &lb);
-	bool same = la == lb && !memcmp(x, y, la);
-
-	free(x);
-	free(y);
-	return same;
-}
 
 /* ---- help, version, unknown commands and options ---- */
 
@@ -522,7 +401,7 @@ static void gen_sort_verify(const char *fmt, const char *skew,
 			    struct result *sr)
 {
 	const char *in = file("rt.in"), *out = file("rt.out");
-	const char *args[MAX_ARGS + 1];
+	const char *args[CLI_MAX_ARGS + 1];
 	char want[128];
 	struct result r;
 	int n = 0, i;
@@ -533,7 +412,7 @@ static void gen_sort_verify(const char *fmt, const char *skew,
 	args[n++] = fmt;
 	args[n++] = "--tmp";
 	args[n++] = dir;
-	for (i = 0; extra && extra[i] && n < MAX_ARGS - 2; i++)
+	for (i = 0; extra && extra[i] && n < CLI_MAX_ARGS - 2; i++)
 		args[n++] = extra[i];
 	args[n++] = in;
 	args[n++] = out;
@@ -584,15 +463,8 @@ END_TEST
 static void setup(void)
 {
 	static unsigned n;
-	const char *base = getenv("PEMS_TEST_TMP");
-	static char tmpl[4096];
 
-	if (!base || !*base) {
-		snprintf(tmpl, sizeof(tmpl), "/tmp/check_cli.XXXXXX");
-		ck_assert_ptr_nonnull(mkdtemp(tmpl));
-		base = tmpl;
-	}
-	ck_assert(snprintf(dir, sizeof(dir), "%s/t%u.%ld", base, n++,
+	ck_assert(snprintf(dir, sizeof(dir), "%s/t%u.%ld", scratch, n++,
 			   (long)getpid()) < (int)sizeof(dir));
 	ck_assert_int_eq(mkdir(dir, 0755), 0);
 }
@@ -680,20 +552,7 @@ static Suite *cli_suite(void)
 
 int main(void)
 {
-	SRunner *sr;
-	int failed;
+	int rc = cli_test_init("check_cli");
 
-	pems_run = getenv("PEMS_RUN");
-	if (!pems_run || !*pems_run)
-		pems_run = "./build/pems-run";
-	if (access(pems_run, X_OK)) {
-		printf("skip: %s is not built (%s); set PEMS_RUN\n", pems_run,
-		       strerror(errno));
-		return 77;
-	}
-	sr = srunner_create(cli_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return rc ? rc : cli_test_run(cli_suite());
 }

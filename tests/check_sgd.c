@@ -8,8 +8,7 @@
  * Runs $PEMS_RUN (default ./build/pems-run) in $PEMS_TEST_TMP (else a new
  * /tmp/check_sgd.XXXXXX).
  */
-#include "sanitizer_noise.h"
-#include <check.h>
+#include "cli_test.h"
 #include <fcntl.h>
 #include <math.h>
 #include <stdbool.h>
@@ -21,88 +20,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "pems_algorithms.h"
-
-#define MAX_ARGS 48
-#define OUT_MAX 65536
-
-static const char *pems_run;
-static char dir[4096];
-
-struct result {
-	int status;
-	char err[OUT_MAX];
-};
-
-static char *file(const char *name)
-{
-	static char bufs[16][4200];
-	static int next;
-	char *b = bufs[next++ % 16];
-
-	snprintf(b, sizeof(bufs[0]), "%s/%s", dir, name);
-	return b;
-}
-
-static void slurp(const char *path, char *buf, size_t len)
-{
-	int fd = open(path, O_RDONLY);
-	ssize_t n = fd < 0 ? 0 : read(fd, buf, len - 1);
-
-	buf[n > 0 ? n : 0] = '\0';
-	if (fd >= 0)
-		close(fd);
-}
-
-static void run_argv(struct result *r, const char *const *args)
-{
-	char *argv[MAX_ARGS + 2], err[4200];
-	int i, st;
-	pid_t pid;
-
-	argv[0] = (char *)pems_run;
-	for (i = 0; args[i] && i < MAX_ARGS; i++)
-		argv[i + 1] = (char *)args[i];
-	argv[i + 1] = NULL;
-	snprintf(err, sizeof(err), "%s/.stderr", dir);
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		int e = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		int n = open("/dev/null", O_RDWR);
-
-		if (e < 0 || n < 0 || dup2(n, 0) < 0 || dup2(n, 1) < 0 || dup2(e, 2) < 0)
-			_exit(126);
-		execv(pems_run, argv);
-		_exit(127);
-	}
-	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
-	r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-	slurp(err, r->err, sizeof(r->err));
-	strip_sanitizer_noise(r->err);
-}
-
-#define RUN(r, ...) run_argv((r), (const char *const[]){ __VA_ARGS__, NULL })
-
-static void ok(const struct result *r)
-{
-	ck_assert_msg(r->status == 0, "exit %d; stderr: %s", r->status, r->err);
-}
-
-static void fails_with(const struct result *r, int status, const char *needle)
-{
-	ck_assert_msg(r->status == status, "exit %d, wanted %d; stderr: %s",
-		      r->status, status, r->err);
-	ck_assert_msg(strstr(r->err, needle), "stderr lacks '%s': %s", needle, r->err);
-}
-
-static bool same_file(const char *a, const char *b)
-{
-	static char x[1 << 20], y[1 << 20];
-
-	slurp(a, x, sizeof(x));
-	slurp(b, y, sizeof(y));
-	return x[0] && !strcmp(x, y);
-}
 
 /* the CSV without its last column (comm_bytes grows with v) */
 static void csv_cut(const char *in, char *out, size_t len)
@@ -206,7 +123,7 @@ START_TEST(identical_across_procs_threads)
 			ok(&r);
 			csv_cut(file("l.csv"), i ? cur : ref, sizeof(ref));
 			if (i) {
-				ck_assert_msg(same_file(file("m0.txt"), file("mi.txt")),
+				ck_assert_msg(same_bytes(file("m0.txt"), file("mi.txt")),
 					      "%s: model differs at --procs %s --threads %s",
 					      sync[s], pt[i][0], pt[i][1]);
 				ck_assert_msg(!strcmp(ref, cur), "%s: loss log differs at --procs %s",
@@ -457,26 +374,10 @@ static Suite *sgd_suite(void)
 
 int main(void)
 {
-	const char *tmp = getenv("PEMS_TEST_TMP");
-	SRunner *sr;
-	int failed;
+	int rc = cli_test_init("check_sgd");
 
-	pems_run = getenv("PEMS_RUN") ? getenv("PEMS_RUN") : "./build/pems-run";
-	if (access(pems_run, X_OK)) {
-		printf("skip: %s not built\n", pems_run);
-		return 77;
-	}
-	if (tmp && *tmp)
-		snprintf(dir, sizeof(dir), "%s", tmp);
-	else {
-		snprintf(dir, sizeof(dir), "/tmp/check_sgd.XXXXXX");
-		if (!mkdtemp(dir))
-			return 1;
-	}
+	if (rc)
+		return rc;
 	setenv("PEMS_TMP", dir, 1);
-	sr = srunner_create(sgd_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return cli_test_run(sgd_suite());
 }
