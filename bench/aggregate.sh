@@ -88,7 +88,6 @@ AGG_PHASE=${AGG_PHASE:-all}
 APPEND=${APPEND:-0}
 THREADS=${THREADS:-2}
 REPEAT=${REPEAT:-1}
-CGRUN=$ROOT/bench/cgrun.sh
 NODE_DIR=$ROOT/bench/.node
 REPORT_ONLY=0
 if [[ "${1:-}" == --report ]]; then
@@ -100,8 +99,9 @@ SIZES=("$@")
 ((${#SIZES[@]})) || SIZES=(100M)
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
-msg() { echo "aggregate.sh: $*" >&2; }
-die() { msg "error: $*"; exit 1; }
+NAME=aggregate.sh
+# shellcheck source=bench/lib.sh
+. bench/lib.sh	# msg, die, cg_measure
 
 count_of() {	# count_of 100M -> 100000000; 1e7 -> 10000000 (decimal)
 	awk -v s="$1" 'BEGIN {
@@ -173,35 +173,17 @@ duck() { NODE_PATH=$NODE_DIR/node_modules node "$ROOT/bench/aggregate_duckdb.js"
 # ---- one measured run -----------------------------------------------------------
 # measure ENGINE ROWS GROUPS LOG SECS_SED CMD...: run CMD in the cgroup, record.
 # SECS_SED: sed expression that extracts the engine's own GROUP BY time from
-# the log ("" = the process wall time from cgrun).  Sets M_RC.
+# the log ("" = the process wall time from cgrun).  M_CAP: the timeout CMD
+# runs under, else 0 (bench/lib.sh cg_measure).  Sets M_RC.
 measure() {
-	local engine=$1 rows=$2 groups=$3 log=$4 secs_sed=$5 line peak rss secs rc status own
+	local engine=$1 rows=$2 groups=$3 log=$4 secs_sed=$5 own
 	shift 5
-	set +e
-	"$CGRUN" "$LIMIT_B" -- "$@" >"$log" 2>&1
-	set -e
-	line=$(grep '^cg_peak_bytes=' "$log" | tail -n 1)
-	peak=$(sed -n 's/.*cg_peak_bytes=\([0-9]*\).*/\1/p' <<<"$line")
-	rss=$(sed -n 's/.* rss_kb=\([0-9]*\).*/\1/p' <<<"$line")
-	secs=$(sed -n 's/.* secs=\([0-9.]*\).*/\1/p' <<<"$line")
-	rc=$(sed -n 's/.* rc=\([0-9]*\).*/\1/p' <<<"$line")
-	[[ -n "$rc" ]] || rc=125
-	if [[ -n "$secs_sed" ]]; then
+	cg_measure "$LIMIT_B" "$log" "$@"
+	if [[ -n "$secs_sed" && "$M_STATUS" != timeout ]]; then
 		own=$(sed -n "$secs_sed" "$log" | tail -n 1)
-		[[ -n "$own" ]] && secs=$own
+		[[ -n "$own" ]] && M_SECS=$own
 	fi
-	M_RC=$rc
-	status=ok
-	if ((rc == 124 && M_CAP > 0)); then
-		status=timeout secs=$M_CAP
-	elif ((rc != 0)); then
-		status="fail(rc=$rc$([[ "$line" == *oom_kills=* ]] && echo ",oom"))"
-	fi
-	report "$engine" "$rows" "$groups" "${secs:-0}" "$((${rss:-0} * 1024))" "${peak:-0}" "$rc" "$status"
-	if [[ "$status" == fail* ]]; then
-		msg "$engine failed; last lines of $log:"
-		tail -n 5 "$log" | sed 's/^/    | /' >&2
-	fi
+	report "$engine" "$rows" "$groups" "$M_SECS" "$M_RSS" "$M_PEAK" "$M_RC" "$M_STATUS"
 }
 
 report() {	# report ENGINE ROWS GROUPS SECS RSS PEAK RC STATUS

@@ -1,4 +1,5 @@
-# bench/lib.sh - shared by bench/sgd.sh, bench/budget.sh, bench/ranks.sh
+# bench/lib.sh - shared by the bench/ scripts (sort, aggregate, sgd, budget,
+# ranks, ...)
 # (sourced, not run).  The caller sets NAME (message prefix) and ROOT.
 #
 # Every measured run becomes one row of $RESULTS_DIR/<bench>.csv:
@@ -38,12 +39,15 @@ csv_header() {	# csv_header CSV: create it with the header if absent
 
 # cg_measure LIMIT LOG CMD...: run CMD through bench/cgrun.sh (cold page
 # cache, memory cgroup of LIMIT bytes), output to LOG.  Sets M_SECS,
-# M_RSS (bytes), M_PEAK (bytes), M_RC, M_STATUS; never fails itself.
+# M_RSS (bytes), M_PEAK (bytes), M_RC, M_STATUS; never fails itself, even
+# under set -e.  A caller that wraps CMD in `timeout M_CAP` sets M_CAP
+# (seconds, else 0): rc 124 is then status "timeout" with M_SECS = M_CAP,
+# a lower bound of the command's time rather than a failure.
 cg_measure() {
 	local limit=$1 log=$2 line
 	shift 2
-	"$ROOT/bench/cgrun.sh" "$limit" -- "$@" >"$log" 2>&1
-	line=$(grep '^cg_peak_bytes=' "$log" | tail -n 1)
+	"$ROOT/bench/cgrun.sh" "$limit" -- "$@" >"$log" 2>&1 || true
+	line=$(grep '^cg_peak_bytes=' "$log" | tail -n 1 || true)
 	M_PEAK=$(sed -n 's/.*cg_peak_bytes=\([0-9]*\).*/\1/p' <<<"$line")
 	M_RSS=$(sed -n 's/.* rss_kb=\([0-9]*\).*/\1/p' <<<"$line")
 	M_SECS=$(sed -n 's/.* secs=\([0-9.]*\).*/\1/p' <<<"$line")
@@ -51,11 +55,14 @@ cg_measure() {
 	M_PEAK=${M_PEAK:-0} M_SECS=${M_SECS:-0} M_RC=${M_RC:-125}
 	M_RSS=$((${M_RSS:-0} * 1024))
 	M_STATUS=ok
-	if ((M_RC != 0)); then
+	if ((M_RC == 124 && ${M_CAP:-0} > 0)); then
+		M_STATUS=timeout M_SECS=$M_CAP
+	elif ((M_RC != 0)); then
 		M_STATUS="fail(rc=$M_RC$([[ "$line" == *oom_kills=* ]] && echo "+oom" || true))"
 		msg "run failed (rc=$M_RC); last lines of $log:"
-		tail -n 4 "$log" | sed 's/^/    | /' >&2
+		tail -n 5 "$log" | sed 's/^/    | /' >&2
 	fi
+	return 0
 }
 
 # record CSV BENCH IMPL BYTES MEM RANKS REP [NOTE]: one row from the last

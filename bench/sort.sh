@@ -152,28 +152,12 @@ check() {
 
 # ---- one measured run -------------------------------------------------------
 # measure IMPL FORMAT BYTES LOG CMD...: run CMD in the cgroup, print+record.
-# Sets M_RC; status is "ok" unless the command failed.
+# Sets M_RC (bench/lib.sh cg_measure).
 measure() {
-	local impl=$1 fmt=$2 bytes=$3 log=$4 line peak rss secs rc mbps status
+	local impl=$1 fmt=$2 bytes=$3 log=$4
 	shift 4
-	set +e
-	"$CGRUN" "$LIMIT_B" -- "$@" >"$log" 2>&1
-	set -e
-	line=$(grep '^cg_peak_bytes=' "$log" | tail -n 1)
-	peak=$(sed -n 's/.*cg_peak_bytes=\([0-9]*\).*/\1/p' <<<"$line")
-	rss=$(sed -n 's/.* rss_kb=\([0-9]*\).*/\1/p' <<<"$line")
-	secs=$(sed -n 's/.* secs=\([0-9.]*\).*/\1/p' <<<"$line")
-	rc=$(sed -n 's/.* rc=\([0-9]*\).*/\1/p' <<<"$line")
-	[[ -n "$rc" ]] || rc=125
-	M_RC=$rc
-	status=ok
-	# (no comma in the status: it is a CSV field; "|| true": a failed [[ ]] must not trip set -e)
-	((rc == 0)) || status="fail(rc=$rc$([[ "$line" == *oom_kills=* ]] && echo "+oom" || true))"
-	report "$impl" "$fmt" "$bytes" "${secs:-0}" "$((${rss:-0} * 1024))" "${peak:-0}" "$rc" "$status"
-	if ((rc != 0)); then
-		msg "$impl failed; last lines of $log:"
-		tail -n 5 "$log" | sed 's/^/    | /' >&2
-	fi
+	M_CAP=0 cg_measure "$LIMIT_B" "$log" "$@"
+	report "$impl" "$fmt" "$bytes" "$M_SECS" "$M_RSS" "$M_PEAK" "$M_RC" "$M_STATUS"
 }
 
 report() {	# report IMPL FORMAT BYTES SECS RSS PEAK RC STATUS
