@@ -57,6 +57,36 @@ struct pems_aggregate_job;
 int pems_aggregate_plan(struct pems_config *cfg, const struct pems_aggregate_job *job,
 			uint64_t bytes, const struct pems_plan_env *env);
 
+/*
+ * The constants of the sort's and the aggregate's supersteps that decide
+ * their bytes and their work (for cost models: pems-run model), read
+ * from the algorithms' own definitions so that a change there reaches
+ * the model without a copy to keep in step.  Sizes in bytes.
+ */
+struct pems_sort_shape {
+	unsigned samples;	/* records sampled per VP (superstep 0) */
+	size_t key;		/* one sample key / splitter */
+	size_t sample_msg;	/* what each VP sends VP 0 in superstep 1 */
+};
+void pems_sort_shape(struct pems_sort_shape *s);
+
+struct pems_aggregate_shape {
+	unsigned table;		/* core table: entries a fill holds before a flush */
+	unsigned pass_fills;	/* after a poor fill, rows go raw for this many fills */
+	unsigned poor;		/* a fill is poor below this many rows per entry */
+	unsigned raw_count;	/* a flushed state of count <= this goes out as its rows */
+	size_t state;		/* one core state (count, sum, min, max with the key) */
+	size_t row;		/* one kv row */
+	unsigned samples;	/* keys sampled per VP */
+	unsigned sample_pages;	/* random 4 KiB pages read per VP for them (kv) */
+	size_t sample_msg;	/* what each VP sends VP 0 for the plan */
+	size_t info;		/* per-VP record allgathered after the merge */
+	size_t chunk_hdr;	/* header of each (sender, owner) part of the exchange */
+	unsigned compact;	/* compacted when the groups' states take at most
+				 * 1/compact of the bytes received */
+};
+void pems_aggregate_shape(struct pems_aggregate_shape *s);
+
 /* Create <out>.pems-tmp (sized to @size when @sized) for every rank to
  * write into, open as pems_file *handle, unlinked on abort (output.c).
  * Returns 0 or -errno with "pems: error: <who>: ..." printed. */

@@ -48,16 +48,7 @@
 
 #define MAXBSP 16
 #define MIB (1024.0 * 1024.0)
-#define SORT_SAMPLES 256	/* sort.c SAMPLES */
-#define SKEY 24.0		/* sort.c struct skey */
-#define SAMPLE_MSG (8.0 + SORT_SAMPLES * SKEY)	/* sort.c struct sample_msg */
-#define AGG_LIMIT 16384.0	/* groupby.c: TABLE_CORE / 2 entries of the core table */
-#define AGG_PASS 16.0		/* groupby.c PASS_FILLS */
-#define AGG_CORE 48.0		/* groupby.c struct core */
-#define AGG_SAMPLES 256.0	/* PEMS_GROUPBY_SAMPLES */
-#define AGG_PAGES 32.0		/* aggregate.c KV_PAGES: random pages sampled per VP */
-#define AGG_INFO 104.0		/* aggregate.c struct vp_info */
-#define AGG_HDR 16.0		/* groupby.c struct chunk_hdr */
+
 
 /* ---- parameters (the file written by calibrate) ---- */
 
@@ -373,18 +364,23 @@ static double qsort_secs(const struct mparams *m, double n)
 	return n > 1 ? m->qsort_ns * 1e-9 * n * log2(n) : 0;
 }
 
-/* sort.c: sample, splitters, partition, sort+write */
+/* sort.c: sample, splitters, partition, sort+write; the sample sizes
+ * are sort.c's own (pems_sort_shape) */
 static void build_sort(const struct mjob *j, const struct mparams *m, struct mplan *pl)
 {
-	double rec = j->rec100 ? 100 : 8, n = j->bytes / rec, v = j->v, p = j->p;
-	double ns = v * dmin(SORT_SAMPLES, n / v), cross = (p - 1) / p;
+	struct pems_sort_shape sh;
+	double rec = j->rec100 ? 100 : 8, n = j->bytes / rec, v = j->v, p = j->p, ns;
+	double cross = (p - 1) / p;
 	struct mstep *s;
+
+	pems_sort_shape(&sh);
+	ns = v * dmin(sh.samples, n / v);
 
 	s = add(pl, "sample");
 	s->rand_r = ns * (1 + (rec - 1) / 4096);	/* a record may straddle pages */
 	s = add(pl, "splitters");
 	s->serial = qsort_secs(m, ns);
-	s->coll = v * SAMPLE_MSG + v * SKEY;		/* gather at VP 0, broadcast */
+	s->coll = v * (double)sh.sample_msg + v * (double)sh.key;	/* gather at VP 0, broadcast */
 	s = add(pl, "partition");
 	s->file_r = j->bytes;
 	s->reqs = v;
@@ -401,29 +397,31 @@ static void build_sort(const struct mjob *j, const struct mparams *m, struct mpl
 
 /*
  * What one VP of nvp rows over G uniform keys sends (groupby.c
- * preagg_core): a table of AGG_LIMIT entries; a fill that holds fewer
- * than 2 rows per entry makes the next AGG_PASS fills' worth of rows go
- * raw; a flushed state of count <= 3 goes out as its rows.  Returns the
- * raw rows and 48-byte states, per VP.
+ * preagg_core, constants from pems_aggregate_shape): a table of
+ * a->table entries; a fill that holds fewer than a->poor rows per entry
+ * makes the next a->pass_fills fills' worth of rows go raw; a flushed
+ * state of count <= a->raw_count goes out as its rows.  Returns the raw
+ * rows and states, per VP.
  */
-static void agg_send(double nvp, double G, double *raw, double *states)
+static void agg_send(const struct pems_aggregate_shape *a, double nvp, double G, double *raw,
+		     double *states)
 {
-	double d = G * -expm1(-nvp / G), fill, cnt, cyc, r, st;
+	double lim = a->table, d = G * -expm1(-nvp / G), fill, cnt, cyc, r, st;
 
-	if (d <= AGG_LIMIT) {		/* the table holds every key */
+	if (d <= lim) {			/* the table holds every key */
 		cnt = nvp / dmax(d, 1);
-		*raw = cnt > 3 ? 0 : nvp;
-		*states = cnt > 3 ? d : 0;
+		*raw = cnt > a->raw_count ? 0 : nvp;
+		*states = cnt > a->raw_count ? d : 0;
 		return;
 	}
-	fill = -G * log1p(-AGG_LIMIT / G);	/* rows until AGG_LIMIT keys */
-	cnt = fill / AGG_LIMIT;
-	r = cnt > 3 ? 0 : fill;
-	st = cnt > 3 ? AGG_LIMIT : 0;
+	fill = -G * log1p(-lim / G);	/* rows until lim keys */
+	cnt = fill / lim;
+	r = cnt > a->raw_count ? 0 : fill;
+	st = cnt > a->raw_count ? lim : 0;
 	cyc = fill;
-	if (fill < 2 * AGG_LIMIT) {		/* poor fill: rows pass raw */
-		cyc += AGG_PASS * AGG_LIMIT;
-		r += AGG_PASS * AGG_LIMIT;
+	if (fill < a->poor * lim) {	/* poor fill: rows pass raw */
+		cyc += a->pass_fills * lim;
+		r += a->pass_fills * lim;
 	}
 	*raw = r * nvp / cyc;
 	*states = st * nvp / cyc;
@@ -432,24 +430,31 @@ static void agg_send(double nvp, double G, double *raw, double *states)
 /* aggregate.c + groupby.c: sample, plan, load+partition, merge, write */
 static void build_agg(const struct mjob *j, const struct mparams *m, struct mplan *pl)
 {
-	double n = j->bytes / 16, v = j->v, p = j->p, G = j->groups, nvp = n / v;
-	double gd = G * -expm1(-n / G), raw, parts, msg, blob, park, ns;
+	struct pems_aggregate_shape a;
+	double n, v = j->v, p = j->p, G = j->groups, nvp, gd, raw, parts, msg, blob, park, ns;
+	double row, state;
 	bool compact;
 	struct mstep *s;
 
-	agg_send(nvp, G, &raw, &parts);
+	pems_aggregate_shape(&a);
+	row = (double)a.row;
+	state = (double)a.state;
+	n = j->bytes / row;
+	nvp = n / v;
+	gd = G * -expm1(-n / G);
+	agg_send(&a, nvp, G, &raw, &parts);
 	raw *= v;
 	parts *= v;
-	msg = raw * 16 + parts * AGG_CORE + v * v * AGG_HDR;
-	blob = raw * 16 + parts * AGG_CORE;
-	compact = gd * AGG_CORE * 2 <= blob;	/* groupby.c compact() */
-	park = compact ? gd * AGG_CORE : blob;
-	ns = v * dmin(AGG_SAMPLES, nvp);
+	blob = raw * row + parts * state;
+	msg = blob + v * v * (double)a.chunk_hdr;
+	compact = gd * state * a.compact <= blob;	/* groupby.c compact() */
+	park = compact ? gd * state : blob;
+	ns = v * dmin(a.samples, nvp);
 	s = add(pl, "sample");
-	s->rand_r = v * dmin(AGG_PAGES, nvp);
+	s->rand_r = v * dmin(a.sample_pages, nvp);
 	s = add(pl, "plan");
 	s->serial = qsort_secs(m, ns);
-	s->coll = v * (AGG_SAMPLES * 8 + 8) + v * 16;
+	s->coll = v * (double)a.sample_msg + v * 16;	/* gather; broadcast of the plan */
 	s = add(pl, "load+partition");
 	s->file_r = j->bytes;
 	s->reqs = v;
@@ -460,7 +465,7 @@ static void build_agg(const struct mjob *j, const struct mparams *m, struct mpla
 	s->msg_r = msg;
 	s->msg_w = park;
 	s->cpu = (raw + parts) / m->agg_merge + (compact ? gd / m->agg_compact : 0);
-	s->coll = v * AGG_INFO;
+	s->coll = v * (double)a.info;
 	s = add(pl, "write");
 	s->msg_r = park;
 	s->file_w = gd * j->line;

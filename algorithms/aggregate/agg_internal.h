@@ -31,4 +31,9 @@ struct pems_groupby *pems_groupby_fed(const struct pems_groupby_plan *plan, void
 				      unsigned naggs, size_t table_bytes, uint64_t *ngroups,
 				      agg_ready_fn ready, void *arg);
 
+/* The groupby's part of pems_aggregate_shape (all but sample_pages and
+ * info, which are aggregate.c's). */
+struct pems_aggregate_shape;
+void pems_groupby_shape(struct pems_aggregate_shape *s);
+
 #endif

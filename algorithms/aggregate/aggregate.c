@@ -971,6 +971,13 @@ static int plan(struct pems_config *cfg, uint64_t bytes, const struct pems_plan_
 	return 0;
 }
 
+void pems_aggregate_shape(struct pems_aggregate_shape *s)
+{
+	pems_groupby_shape(s);
+	s->sample_pages = KV_PAGES;
+	s->info = sizeof(struct vp_info);
+}
+
 /* plan() for the cost model: kv input only (a csv plan needs
  * rows_per_byte_x1024 from a sample of the file); S is restored */
 int pems_aggregate_plan(struct pems_config *cfg, const struct pems_aggregate_job *job,

@@ -64,6 +64,9 @@
 #define HEAVY_MAX 4096
 #define TABLE_CORE (1u << 15)	/* core table slots (48 B each: 1.5 MiB, in L2/L3) */
 #define PASS_FILLS 16		/* core: rows passed raw after a poor fill, in fills */
+#define POOR_FILL 2		/* core: a fill of fewer rows per entry is poor */
+#define RAW_COUNT 3		/* core: a flushed state of count <= this goes out as rows */
+#define COMPACT 2		/* compact when the groups' states take <= 1/COMPACT of the bytes */
 #define BUCKET 8192		/* owner: target rows per bucket (sorted in cache) */
 #define BUCKET_BITS 12		/* owner: at most 4096 buckets */
 #define DIGIT 11		/* owner: radix digit bits */
@@ -716,7 +719,8 @@ static void emit_core(struct sendset *s, const struct core *c)
 {
 	struct agg_pair *r = s->rows + s->nraw;
 
-	if (c->count > 3) {
+	_Static_assert(RAW_COUNT == 3, "emit_core writes out at most three rows");
+	if (c->count > RAW_COUNT) {
 		memcpy(sendset_part(s), c, sizeof(*c));
 		return;
 	}
@@ -832,7 +836,7 @@ static void preagg_core(const struct pems_groupby_plan *pl, struct sendset *s, s
 			t.count++;
 		} else {
 			/* full: fewer than 2 rows per entry means little to gain */
-			if (fill_rows < 2 * t.count)
+			if (fill_rows < POOR_FILL * t.count)
 				pass = PASS_FILLS * t.limit;
 			ctable_flush(&t, s);
 			fill_rows = 0;
@@ -1175,14 +1179,14 @@ static inline void core_group(const struct pems_groupby *g, size_t *i, size_t *j
 	}
 }
 
-/* Core: one sorted state per group instead of rows, when that is less
- * than half the bytes (few groups: the walks and the park get cheap). */
+/* Core: one sorted state per group instead of rows, when that is at most
+ * 1/COMPACT of the bytes (few groups: the walks and the park get cheap). */
 static void compact(struct pems_groupby *g)
 {
 	size_t i = 0, j = 0, n = 0, bytes = g->ngroups * sizeof(struct core);
 	struct core *out;
 
-	if (!g->sp.core || g->compact || bytes * 2 > g->blob_bytes)
+	if (!g->sp.core || g->compact || bytes * COMPACT > g->blob_bytes)
 		return;
 	out = pems_malloc(bytes + 1);
 	while (i < g->nraw || j < g->npart)
@@ -1293,4 +1297,18 @@ void pems_groupby_free(struct pems_groupby *g)
 	pems_free(g->blob);
 	pems_free(g->parked);
 	pems_free(g);
+}
+
+void pems_groupby_shape(struct pems_aggregate_shape *s)
+{
+	s->table = TABLE_CORE / 2;	/* ctable_init: limit = slots / 2 */
+	s->pass_fills = PASS_FILLS;
+	s->poor = POOR_FILL;
+	s->raw_count = RAW_COUNT;
+	s->state = sizeof(struct core);
+	s->row = sizeof(struct agg_pair);
+	s->samples = PEMS_GROUPBY_SAMPLES;
+	s->sample_msg = sizeof(struct sample_msg);
+	s->chunk_hdr = sizeof(struct chunk_hdr);
+	s->compact = COMPACT;
 }

@@ -687,6 +687,13 @@ static int plan(struct pems_config *cfg, uint64_t bytes, const struct pems_plan_
 }
 
 /* plan() for the cost model: S.rec is the only state mu_for reads */
+void pems_sort_shape(struct pems_sort_shape *s)
+{
+	s->samples = SAMPLES;
+	s->key = sizeof(struct skey);
+	s->sample_msg = sizeof(struct sample_msg);
+}
+
 int pems_sort_plan(struct pems_config *cfg, enum pems_format fmt, uint64_t bytes,
 		   const struct pems_plan_env *env)
 {
