@@ -60,12 +60,12 @@ struct mparams {
 	double read_bw, write_bw;	/* bytes/s, 64 MiB pems_file_* calls */
 	double fwrite_bw;		/* bytes/s into a hole (sized outputs) */
 	double iops;			/* 4 KiB random reads/s, 32 in flight per VP */
-	double lat;			/* s per synchronous request, one in flight per worker */
+	double lat;			/* s per synchronous call beyond its bytes (4 MiB calls) */
 	double copy_bw;			/* memcpy bytes/s, one core */
 	double qsort_ns;		/* ns per element * log2(elements), 24-byte keys */
 	double vp_secs;			/* runtime core-seconds per VP per superstep */
 	double setup;			/* seconds per run outside the supersteps */
-	double flush_bw;		/* bytes written per second of the final fsync */
+	double flush_bw;		/* bytes written per second of a run's end */
 	double sort_part[2];		/* bytes/s per core, superstep 2: u64, rec100 */
 	double sort_local[2];		/* bytes/s per core, superstep 3 */
 	double agg_raw, agg_hash;	/* rows/s per core, superstep 2 */
@@ -76,6 +76,8 @@ struct mparams {
 	struct { unsigned p; double l, g; } bsp[MAXBSP];
 	unsigned nsetup;
 	struct { unsigned p; double secs; } setup_p[MAXBSP];	/* "setup_mpi P S" */
+	unsigned npoll;
+	struct { unsigned p; double cores; } poll_p[MAXBSP];	/* "poll_p P C" */
 };
 
 static const struct pkey {
@@ -90,13 +92,13 @@ static const struct pkey {
 	K(read_bw, "bytes/s, sequential reads through pems_file_read (64 MiB calls, all workers)"),
 	K(write_bw, "bytes/s, sequential writes through pems_file_write into allocated blocks (message logs)"),
 	K(fwrite_bw, "bytes/s, the same into a hole of a sized file (outputs)"),
-	K(iops, "4 KiB random reads/s in the sampling pattern (superstep 0 of a 128 MiB sort)"),
-	K(lat, "seconds per synchronous 4 KiB read, one in flight per worker"),
+	K(iops, "4 KiB random reads/s in the sampling pattern (superstep 0 of the kernel sort)"),
+	K(lat, "seconds a synchronous pems_file_read call costs beyond its bytes (4 MiB calls, every worker reading)"),
 	K(copy_bw, "bytes/s of memcpy on one core"),
 	K(qsort_ns, "ns per n*log2(n) of qsort of 24-byte keys (VP 0's splitters)"),
 	K(vp_secs, "core-seconds of runtime work per VP per superstep"),
-	K(setup, "seconds per run outside the supersteps (plan, files, commit)"),
-	K(flush_bw, "bytes written (O_DIRECT) per second of the fsync after them (runs end with one)"),
+	K(setup, "seconds per run outside the supersteps besides its end's flush_bw term (plan, files, runtime start)"),
+	K(flush_bw, "bytes written (message store, files) per second of a run's end (freeing the deleted logs, the output's fsync)"),
 	{ "sort_part_u64", offsetof(struct mparams, sort_part[0]), "bytes/s per core, sort superstep 2 (classify, scatter, exchange), u64" },
 	{ "sort_part_rec100", offsetof(struct mparams, sort_part[1]), "the same, rec100" },
 	{ "sort_local_u64", offsetof(struct mparams, sort_local[0]), "bytes/s per core, sort superstep 3 (radix sort, write), u64" },
@@ -136,6 +138,11 @@ static int params_write(const char *path, struct mparams *m)
 		fprintf(f, "bsp %u %.6g %.6g\n", m->bsp[i].p, m->bsp[i].l, m->bsp[i].g);
 	for (i = 0; i < m->nsetup; i++)
 		fprintf(f, "setup_mpi %u %.6g\n", m->setup_p[i].p, m->setup_p[i].secs);
+	if (m->npoll)
+		fprintf(f, "# poll_p P C: cores one rank's comm thread takes from busy workers when P\n"
+			   "# ranks of k workers share this machine (P*k spinning threads beside P pollers)\n");
+	for (i = 0; i < m->npoll; i++)
+		fprintf(f, "poll_p %u %.6g\n", m->poll_p[i].p, m->poll_p[i].cores);
 	if (fclose(f)) {
 		cli_error("model: cannot write '%s': %s", path, strerror(errno));
 		return CLI_EXIT_FAIL;
@@ -163,6 +170,13 @@ static int params_line(struct mparams *m, char *line)
 			return -1;
 		m->setup_p[m->nsetup].p = p;
 		m->setup_p[m->nsetup++].secs = x;
+		return 0;
+	}
+	if (sscanf(line, "poll_p %u %lf", &p, &x) == 2) {
+		if (m->npoll >= MAXBSP)
+			return -1;
+		m->poll_p[m->npoll].p = p;
+		m->poll_p[m->npoll++].cores = x;
 		return 0;
 	}
 	if (sscanf(line, "date %31s", m->date) == 1)
@@ -254,6 +268,19 @@ static double params_setup(const struct mparams *m, unsigned p)
 		if (m->setup_p[i].p == p)
 			return m->setup_p[i].secs;
 	return m->setup;
+}
+
+/* cores one rank's comm thread takes from busy workers at p ranks on
+ * this machine: "poll_p P C" lines (measured with p*k spinners), else
+ * the single figure "poll" */
+static double params_poll(const struct mparams *m, unsigned p)
+{
+	unsigned i;
+
+	for (i = 0; i < m->npoll; i++)
+		if (m->poll_p[i].p == p)
+			return m->poll_p[i].cores;
+	return m->poll;
 }
 
 /* ---- jobs and their supersteps ---- */
@@ -886,8 +913,9 @@ static const char model_help[] =
 	"\n"
 	"calibrate: measure, on the scratch directory --tmp, the disk through the\n"
 	"runtime, the CPU time of the algorithms' supersteps (inputs of\n"
-	"--kernel-size, default 256M; median of --kernel-runs, default 3), the CPU\n"
-	"share other load leaves, the superstep latency and a run's setup; g and l\n"
+	"--kernel-size, default 1G; median of --kernel-runs, default 3), the CPU\n"
+	"share other load and the comm threads' polling leave, the superstep\n"
+	"latency and a run's setup and end; g and l\n"
 	"of p > 1 ranks come from bench/bsp-params.sh's CSV (--bsp-params).  Writes\n"
 	"--out (default pems-model.params).  --base FILE keeps FILE's kernel rates,\n"
 	"g and l and measures again only what other load changes (seconds instead\n"
@@ -1133,7 +1161,8 @@ static int cmd_predict(int argc, char **argv)
 	rc = job_finish(&a, &m, a.json ? &ms : NULL);
 	if (rc)
 		goto out;
-	L = (struct mlayout){ .nodes = 1, .cores = m.cores, .load = m.load, .poll = m.poll, .lat = m.lat,
+	L = (struct mlayout){ .nodes = 1, .cores = m.cores, .load = m.load,
+			      .poll = params_poll(&m, a.job.p), .lat = m.lat,
 			      .fwrite_bw = m.fwrite_bw, .read_bw = m.read_bw,
 			      .write_bw = m.write_bw, .iops = m.iops };
 	if (params_bsp(&m, a.job.p, &L.l, &L.g)) {
@@ -1155,7 +1184,7 @@ static int cmd_predict(int argc, char **argv)
 		printf("; measured: CPU %.2f s (rank 0 x p, all threads), disk traffic %.3f GB",
 		       ms.cpu, ms.io / 1e9);
 	printf("\nCPU share: the workers get %.2f cores (load %.1f threads, polling %.2f core per rank)",
-	       cores_for(&L, &a.job), m.load, a.job.p > 1 ? m.poll : 0);
+	       cores_for(&L, &a.job), m.load, a.job.p > 1 ? L.poll : 0);
 	if (a.json)
 		printf("; the run used %.2f cores (CPU s / wall s, every thread)", ms.cpu / ms.secs);
 	printf("\nmodel=%s bytes=%.0f p=%u v=%u k=%u predicted_secs=%.4f pred_cpu=%.3f pred_io=%.0f pred_share=%.3f",
@@ -1253,7 +1282,23 @@ struct cal {
 	double size, ksize;
 	unsigned k;
 	struct mparams *m;
+	double end0, w0;	/* the setup run: seconds outside its supersteps, bytes written */
 };
+
+/* seconds of the last recorded run outside its supersteps; *w: the
+ * bytes it wrote (message store and files) */
+static double run_end(double wall, double *w)
+{
+	double steps = 0;
+	size_t i;
+
+	*w = 0;
+	for (i = 0; i < rec.n; i++) {
+		steps += rec.s[i].secs;
+		*w += (double)rec.s[i].b[3] + (double)rec.s[i].b[5];
+	}
+	return dmax(0, wall - steps);
+}
 
 static double now_s(void) { return cli_now(); }
 
@@ -1377,14 +1422,41 @@ static double background_load(unsigned k, double cores, double *poll)
 	return dmax(0, dmin(cores, k) * k / share - k);
 }
 
+/* poll_p: p ranks of k workers each put p*k busy threads beside p comm
+ * threads polling; what the pollers take from them, per rank, measured
+ * with as many threads as the runs have (on a shared core a poller's
+ * wake-ups wait longer the more threads are runnable) */
+static void cal_poll(struct cal *c)
+{
+	static const unsigned ps[] = { 2, 4 };
+	struct mparams *m = c->m;
+	unsigned i, j;
+
+	for (i = 0; i < sizeof(ps) / sizeof(ps[0]); i++) {
+		double s0 = spin_share(ps[i] * c->k, 0), s1 = spin_share(ps[i] * c->k, ps[i]);
+
+		for (j = 0; j < m->npoll && m->poll_p[j].p != ps[i]; j++)
+			;
+		if (j == m->npoll) {
+			if (j == MAXBSP)
+				return;
+			m->npoll++;
+		}
+		m->poll_p[j].p = ps[i];
+		m->poll_p[j].cores = dmax(0, (s0 - s1) / ps[i]);
+	}
+}
+
 /* -- disk: three supersteps of every worker's VP -- */
+
+#define LAT_CALL ((size_t)4 << 20)	/* bytes per call of the latency test */
 
 struct disk_job {
 	int fd;
 	double per_vp;		/* bytes */
 	unsigned rounds;	/* of 32 random 4 KiB reads */
 	bool reads;		/* the second run: reads, after an fdatasync */
-	double secs[6];		/* write, write into a hole, read, random, one by one, flush */
+	double secs[5];		/* write, write into a hole, read, random, 4 MiB calls */
 };
 
 static void disk_spmd(void *arg)
@@ -1424,13 +1496,13 @@ reads:
 			bsp_abort("pems: error: model calibrate: random reads failed");
 	}
 	bsp_sync();
-	for (r = 0; r < d->rounds * 4; r++) {	/* one at a time */
-		x ^= x << 13;
-		x ^= x >> 7;
-		x ^= x << 17;
-		if (pems_file_read(d->fd, buf, 4096, x % (uint64_t)(d->per_vp * bsp_nprocs() / 4096) * 4096) != 4096)
-			bsp_abort("pems: error: model calibrate: random reads failed");
-	}
+	/* the second half (written into the hole) in 4 MiB calls, one at a
+	 * time per worker: what a synchronous call costs beyond its bytes
+	 * (sgd reads its rows so; the sort and aggregate one slice per VP) */
+	off0 += (size_t)d->per_vp * bsp_nprocs();
+	for (o = 0; o < d->per_vp; o += LAT_CALL)
+		if (pems_file_read(d->fd, buf, LAT_CALL, off0 + o) != (long long)LAT_CALL)
+			bsp_abort("pems: error: model calibrate: reading the test file failed");
 	pems_free(buf);
 }
 
@@ -1500,19 +1572,8 @@ static int disk_test(struct cal *c, const char *dir, double size, struct disk_jo
 	}
 	rc = configure(c->k, c->k, 80u << 20, (size_t)c->k * (80u << 20) + (256u << 20), dir);
 	if (!rc && !(rc = recorded(run_disk, &d, &wall)) && rec.n == 2) {
-		int fd = open(path, O_RDWR);	/* the writes reach the disk */
-
 		d.secs[0] = rec.s[0].secs;
 		d.secs[1] = rec.s[1].secs;
-		if (fd >= 0) {
-			/* timed apart: what the fsync at the end of a run costs per
-			 * byte the run wrote with O_DIRECT (the virtual disk's cache) */
-			double t = now_s();
-
-			fdatasync(fd);
-			d.secs[5] = now_s() - t;
-			close(fd);
-		}
 		d.reads = true;
 		rc = recorded(run_disk, &d, &wall);
 		if (!rc && rec.n == 3) {
@@ -1546,8 +1607,9 @@ static int cal_disk(struct cal *c)
 	c->m->fwrite_bw = d.per_vp * c->k / d.secs[1];
 	c->m->read_bw = d.per_vp * c->k / d.secs[2];
 	c->m->iops = 32.0 * d.rounds * c->k / d.secs[3];
-	c->m->lat = d.secs[4] / (4.0 * d.rounds);
-	c->m->flush_bw = 2 * d.per_vp * c->k / dmax(d.secs[5], 1e-6);
+	/* every worker read per_vp in calls of LAT_CALL, all at once: the
+	 * time beyond the bytes at read_bw, per call of one worker */
+	c->m->lat = dmax(0, d.secs[4] - d.per_vp * c->k / c->m->read_bw) / (d.per_vp / LAT_CALL);
 	return 0;
 }
 
@@ -1693,6 +1755,17 @@ static int cal_sort(struct cal *c, int rec100)
 	unlink(out);
 	if (rc || rec.n != 4)
 		return CLI_EXIT_FAIL;
+	if (!rec100) {
+		/* the end of a run (closing the deleted message logs frees
+		 * their blocks, the output's fsync) grows with what it wrote:
+		 * this run's end against the small setup run's */
+		double w, end = run_end(wall, &w);
+
+		c->m->flush_bw = end > c->end0 && w > c->w0 ? (w - c->w0) / (end - c->end0) : 0;
+		/* the sampling superstep on a file as large as the runs' */
+		if (rec.s[0].secs > 0 && rec.s[0].b[4] >= 4096 * 256)
+			c->m->iops = rec.s[0].b[4] / 4096.0 / rec.s[0].secs;
+	}
 	c->m->sort_part[rec100] = floor(c->ksize / rs) * rs / kernel_secs(c, 2);
 	c->m->sort_local[rec100] = floor(c->ksize / rs) * rs / kernel_secs(c, 3);
 	return 0;
@@ -1703,8 +1776,7 @@ static int cal_setup(struct cal *c)
 {
 	char in[4096], out[4096];
 	struct pems_sort_job job = { .in = in, .out = out, .fmt = PEMS_FMT_U64 };
-	double wall, steps = 0;
-	size_t i;
+	double wall;
 	int rc;
 
 	snprintf(in, sizeof(in), "%s/pems-model-cal.%d.in", c->dir, (int)getpid());
@@ -1721,9 +1793,7 @@ static int cal_setup(struct cal *c)
 		cli_error("model calibrate: the setup run failed: %s", pems_strerror(rc));
 		return CLI_EXIT_FAIL;
 	}
-	for (i = 0; i < rec.n; i++)
-		steps += rec.s[i].secs;
-	c->m->setup = dmax(0, wall - steps);
+	c->end0 = run_end(wall, &c->w0);
 	/* its superstep 0 is the sampling: rounds of 32 ascending 4 KiB reads
 	 * within each VP's slice, 3-10x faster here than the same number of
 	 * reads spread over the whole file (the random-read test) */
@@ -1835,9 +1905,10 @@ static int cal_kernels(struct cal *c, unsigned runs)
 		offsetof(struct mparams, agg_raw), offsetof(struct mparams, agg_hash),
 		offsetof(struct mparams, agg_merge), offsetof(struct mparams, agg_write),
 		offsetof(struct mparams, agg_compact), offsetof(struct mparams, agg_fmt),
-		offsetof(struct mparams, sgd),
+		offsetof(struct mparams, sgd), offsetof(struct mparams, flush_bw),
+		offsetof(struct mparams, iops),
 	};
-	double x[11][16];
+	double x[13][16];
 	unsigned r, i, a, b;
 	int rc;
 
@@ -1847,10 +1918,10 @@ static int cal_kernels(struct cal *c, unsigned runs)
 		if ((rc = cal_sort(c, 0)) || (rc = cal_sort(c, 1)) || (rc = cal_agg(c)) ||
 		    (rc = cal_sgd(c)))
 			return rc;
-		for (i = 0; i < 11; i++)
+		for (i = 0; i < 13; i++)
 			x[i][r] = *(double *)(void *)((char *)c->m + off[i]);
 	}
-	for (i = 0; i < 11; i++) {
+	for (i = 0; i < 13; i++) {
 		for (a = 1; a < runs; a++)	/* insertion sort, then the median */
 			for (b = a; b > 0 && x[i][b - 1] > x[i][b]; b--) {
 				double t = x[i][b];
@@ -1900,7 +1971,7 @@ static int cal_bsp_csv(struct mparams *m, const char *path)
 static int cmd_calibrate(int argc, char **argv)
 {
 	struct margs a = { .cmd = "model calibrate", .out = "pems-model.params",
-			   .ksize = 256 * MIB, .kruns = 3 };
+			   .ksize = 1024 * MIB, .kruns = 3 };
 	struct mparams m;
 	struct cal c = { .m = &m };
 	long cores = sysconf(_SC_NPROCESSORS_ONLN);
@@ -1933,10 +2004,13 @@ static int cmd_calibrate(int argc, char **argv)
 		cli_error("%s: the superstep latency test failed", a.cmd);
 		return CLI_EXIT_FAIL;
 	}
+	cal_poll(&c);
 	if ((rc = cal_disk(&c)) || (rc = cal_setup(&c)))
 		return rc;
 	if (!a.base && (rc = cal_kernels(&c, a.kruns)) != 0)
 		return rc;
+	/* the setup run's fixed part: its end less what its bytes cost */
+	m.setup = dmax(0, c.end0 - (m.flush_bw > 0 ? c.w0 / m.flush_bw : 0));
 	if (a.bspcsv && (rc = cal_bsp_csv(&m, a.bspcsv)) != 0)
 		return rc;
 	if ((rc = params_write(a.out, &m)) != 0)

@@ -143,6 +143,29 @@ START_TEST(two_ranks_overlap_h_g_and_add_l)
 }
 END_TEST
 
+/* "poll_p P C": at p = 2 each rank's comm thread takes C cores from the
+ * workers (calibrate measures it with p*k spinners); C = 0.5 leaves the
+ * two workers one core of two, so the compute of k = 1 at p = 1 is not
+ * halved; without the line the single "poll" figure (0 here) holds. */
+START_TEST(comm_threads_take_what_poll_p_says)
+{
+	char path[4200];
+	double t1, t2, want;
+	FILE *f;
+
+	params("q", 1e15, 1e8, 0);
+	t1 = predicted("sort --format u64 --params q --size 1G --procs 8 --threads 1");
+	snprintf(path, sizeof(path), "%s/q", dir);
+	f = fopen(path, "a");
+	ck_assert_ptr_nonnull(f);
+	fprintf(f, "poll_p 2 0.5\npoll_p 4 0.1\n");
+	ck_assert_int_eq(fclose(f), 0);
+	t2 = predicted("sort --format u64 --params q --size 1G --procs 8 --threads 1 --procs-mpi 2");
+	want = t1 + 4 * 0.01;	/* one core for the workers, l(2) = 0.01 per superstep */
+	ck_assert_msg(fabs(t2 - want) < 0.01 + 1e-3 * want, "p=2: %.4f s, want %.4f s", t2, want);
+}
+END_TEST
+
 /* sgd: one superstep per H*batch rows of every shard, plus the last */
 START_TEST(sgd_supersteps_follow_the_batches)
 {
@@ -279,6 +302,7 @@ int main(void)
 	tcase_add_test(tc, disk_bound_sort_moves_4N);
 	tcase_add_test(tc, cpu_bound_sort_uses_min_of_cores_and_threads);
 	tcase_add_test(tc, two_ranks_overlap_h_g_and_add_l);
+	tcase_add_test(tc, comm_threads_take_what_poll_p_says);
 	tcase_add_test(tc, sgd_supersteps_follow_the_batches);
 	tcase_add_test(tc, stats_json_is_compared_per_superstep);
 	tcase_add_test(tc, projection_is_monotone_and_finds_the_limit);
