@@ -26,6 +26,9 @@
 #                         the disk-bound case); PEMS_DISK_BW is set to
 #                         match, for --compress auto
 #   RESULTS=bench/results/<date>/compress.md   the table of medians
+#   KEEP_JSON=            if set, a directory: every run's --stats-json is
+#                         kept there as JOB-MODE-N.json (per superstep:
+#                         seconds, CPU, bytes; v, k, mem)
 #
 # Jobs:
 #   sort-runs    pems-run sort of u64 keys in sorted runs: arithmetic
@@ -155,6 +158,10 @@ print(f"algo={job.split('-')[0]} data={job} compress={mode} checksum={csum} disk
       f"status={'ok' if rc == '0' else 'rc' + rc}")
 PY
 )
+	if [[ -n ${KEEP_JSON:-} && -f $json ]]; then
+		mkdir -p "$KEEP_JSON"
+		cp "$json" "$KEEP_JSON/$job-$mode-$(grep -c "data=$job compress=$mode " "$LINES").json"
+	fi
 	echo "$line" | tee -a "$LINES"
 	[[ $rc == 0 ]] || echo "$out" | tail -5 >&2
 }

@@ -26,7 +26,7 @@
 #                       this wrapper (e.g. "/work/wt/lock.sh quiet": each group
 #                       is one hold of a few minutes)
 #   RESULTS_DIR=bench/results/<date>-model
-# Protocol: one full `model calibrate` (kernel rates from 256 MiB runs of
+# Protocol: one full `model calibrate` (kernel rates from 1 GiB runs of
 # the algorithms, disk, latency, setup) plus the setup of a tiny sort under
 # mpirun -np P, then nothing is measured for the model again: each run is
 # predicted from that one parameter file, the run's p and --mem, and the
