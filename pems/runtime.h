@@ -238,6 +238,7 @@ struct pems_rt {
 	int plog;			/* log a checkpoint needs, or -1 (msg.c 4) */
 	unsigned nlogs;			/* 2, or 3 when checkpointing */
 	struct pems_ckpt *ckpt;		/* NULL when not checkpointing */
+	bool vps_mapped;		/* vps lives in the fixed mapping (context.c) */
 	atomic_uint next_vp;
 	pthread_mutex_t lock;
 	pthread_cond_t go, done;
@@ -386,6 +387,8 @@ void pems_ckpt_barrier(struct pems_rt *rt, const void *stack_mark);
 void pems_ckpt_finish(struct pems_rt *rt);
 void pems_ckpt_abandon(struct pems_rt *rt);
 void pems_ckpt_die(void);
+bool pems_ckpt_kept(void);
+bool pems_ckpt_started(void);
 void pems_ckpt_file_note(int h, const char *path, int flags, int dfd, int bfd, bool direct);
 void pems_ckpt_file_forget(int h);
 /* set by bsp/file.c: put a reopened file back into its table */
