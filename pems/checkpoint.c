@@ -34,11 +34,21 @@
  *      written under a temporary name, fsynced and renamed, manifest
  *      likewise, directory fsynced; only then the old state file goes.
  *      A kill at any point leaves the previous checkpoint whole;
- *  (4) only single-rank runs and the first SPMD section of a process
- *      checkpoint; files opened with pems_file_open are reopened at the
- *      same descriptors; process memory outside the contexts is not
- *      saved (the driver recomputes it by running again up to the SPMD
- *      section).
+ *  (4) only the first SPMD section of a process checkpoints; files
+ *      opened with pems_file_open are reopened at the same descriptors;
+ *      process memory outside the contexts is not saved (the driver
+ *      recomputes it by running again up to the SPMD section);
+ *  (5) a rank started by mpirun: its first exec adds pad variables and
+ *      resume swaps the recorded launcher variables (OMPI_*, PMIX_*: job
+ *      ids, ports) for the new job's, padded to the recorded count and
+ *      bytes, so the initial stack is laid out alike; MPI runs on its
+ *      own thread (transport.c: its own malloc arena) and the VP table
+ *      and context region are mapped at a fixed address (context.c);
+ *  (6) several ranks: each writes its part (manifest.S.R, state.S.R),
+ *      all meet, rank 0 commits by writing manifest (a copy of its
+ *      part), all meet again, and only then does a rank drop the
+ *      previous part and protect the new copies; resume is all ranks or
+ *      none (an allreduce of the refusals), with the recorded rank count.
  *
  * States of a checkpoint directory:
  *
@@ -65,6 +75,10 @@
 #define MARK "PEMS_CKPT_EXEC"
 #define MARK_START "start_"
 #define MARK_RESUME "resume"
+#define PAD "PEMS_CKPT_PAD"	/* pads a rank's environment (invariant 5) */
+#define NPAD 8
+#define NPAD_MAX 16
+#define PAD_BYTES 8192
 #define MAXF 256
 #define MAXPATHS 512
 #define IDENT_BYTES (1u << 20)
@@ -80,13 +94,15 @@ struct note {
 
 struct pems_ckpt {
 	char dir[PATH_MAX];
-	char id[16];
+	char id[32];
+	unsigned rank, nranks;
 	bool resume;		/* this process resumes from dir */
 	unsigned every, secs;
 	double last;		/* time of the last checkpoint (or start) */
 	uint64_t last_step;
 	bool committed;		/* dir holds a valid manifest of this job */
 	char state[64];		/* its state file */
+	char part[64];		/* its manifest part (several ranks) */
 	char *paths[MAXPATHS];	/* scratch files, for cleanup */
 	unsigned npaths;
 	struct pems_worker w;	/* the driver's engine for write-backs */
@@ -488,22 +504,23 @@ static int read_all(const char *path, char **out, size_t *len, size_t max)
 	return 0;
 }
 
-static int load_manifest(const char *dir, struct pems_manifest *m)
+static int load_file(const char *dir, const char *name, struct pems_manifest *m)
 {
-	char path[PATH_MAX + 16], err[128];
+	char path[PATH_MAX + 64], err[128];
 	char *text = NULL;
 	size_t len = 0;
 	int rc;
 
-	snprintf(path, sizeof(path), "%s/manifest", dir);
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	rc = read_all(path, &text, &len, 64u << 20);
-	if (rc == -ENOENT) {
+	if (rc == -ENOENT && !strcmp(name, "manifest")) {
 		fprintf(stderr, "pems: error: resume: no checkpoint in %s (the run was stopped before its first checkpoint, or finished); start it again\n",
 			dir);
 		return rc;
 	}
 	if (rc) {
-		fprintf(stderr, "pems: error: resume: cannot read %s: %s\n", path, strerror(-rc));
+		fprintf(stderr, "pems: error: resume: cannot read %s: %s; the checkpoint cannot be used\n",
+			path, strerror(-rc));
 		return rc;
 	}
 	rc = pems_manifest_parse(text, len, m, err, sizeof(err));
@@ -511,6 +528,45 @@ static int load_manifest(const char *dir, struct pems_manifest *m)
 	if (rc)
 		fprintf(stderr, "pems: error: resume: %s: %s; the checkpoint cannot be used, start the run again\n",
 			path, err);
+	return rc;
+}
+
+/* The manifest of rank @rank of a job of @size ranks (invariant 6):
+ * DIR/manifest itself for one rank; with several, DIR/manifest (the
+ * commit, a copy of rank 0's part) names the superstep and the rank's
+ * own part is DIR/manifest.S.RANK.  A different number of ranks is
+ * refused here, before anything runs. */
+static int load_manifest(const char *dir, unsigned rank, unsigned size, struct pems_manifest *m)
+{
+	char name[64];
+	uint64_t s;
+	int rc;
+
+	rc = load_file(dir, "manifest", m);
+	if (rc)
+		return rc;
+	if (m->p != size) {
+		if (m->p > 1)
+			fprintf(stderr, "pems: error: resume: the checkpoint in %s was written by %u ranks and this job has %u; resume it with all of them: mpirun -np %u pems-run resume %s\n",
+				dir, m->p, size, m->p, dir);
+		else
+			fprintf(stderr, "pems: error: resume: the checkpoint in %s was written by one process and this job has %u ranks; resume it without mpirun: pems-run resume %s\n",
+				dir, size, dir);
+		pems_manifest_free(m);
+		return -PEMS_E_CONFIG;
+	}
+	if (size == 1)
+		return 0;
+	s = m->superstep;
+	pems_manifest_free(m);
+	snprintf(name, sizeof(name), "manifest.%llu.%u", (unsigned long long)s, rank);
+	rc = load_file(dir, name, m);
+	if (!rc && (m->superstep != s || m->p != size)) {
+		fprintf(stderr, "pems: error: resume: %s/%s belongs to another checkpoint; the checkpoint cannot be used\n",
+			dir, name);
+		pems_manifest_free(m);
+		rc = -EBADMSG;
+	}
 	return rc;
 }
 
@@ -605,24 +661,106 @@ static int exec_with(const char *exe, char *const *argv, char **env)
 	return -errno;
 }
 
+/* ---- the environment of a rank started by mpirun (invariant 5) ---- */
+
+/* Variables the launcher sets for each job: their values (ports, job
+ * ids, session dirs) differ from one mpirun to the next. */
+static bool launcher_var(const char *s)
+{
+	static const char *const pre[] = { "OMPI_", "PMIX_", "PRTE_", "ORTE_", "OPAL_",
+					   "HFI_NO_BACKTRACE=", "IPATH_NO_BACKTRACE=" };
+	unsigned i;
+
+	/* the command mpirun started: the resumed program is the recorded
+	 * one (Open MPI copies these at start, sizes matter: invariant 5) */
+	if (!strncmp(s, "OMPI_ARGV=", 10) || !strncmp(s, "OMPI_COMMAND=", 13))
+		return false;
+	for (i = 0; i < sizeof(pre) / sizeof(pre[0]); i++)
+		if (!strncmp(s, pre[i], strlen(pre[i])))
+			return true;
+	return false;
+}
+
+static bool pad_var(const char *s)
+{
+	return !strncmp(s, PAD, strlen(PAD));
+}
+
+/* Rank and size from the launcher's environment (before MPI_Init). */
+static bool launch_rank(unsigned *rank, unsigned *size)
+{
+	const char *r = getenv("OMPI_COMM_WORLD_RANK"), *n = getenv("OMPI_COMM_WORLD_SIZE");
+
+	if (!pems_tp_launched())
+		return false;
+	*rank = r ? (unsigned)strtoul(r, NULL, 10) : 0;
+	*size = n ? (unsigned)strtoul(n, NULL, 10) : 1;
+	return true;
+}
+
+/* Append pad variables to @env (which has room) so that it holds exactly
+ * @count strings of @bytes bytes in all (NULs included): the kernel then
+ * lays out the initial stack, hence main's frame, at the same addresses
+ * whatever the launcher's variables hold.  Returns the new count, or 0
+ * when @env is already too large. */
+static size_t pad_env(char **env, size_t n, size_t count, size_t bytes, char *pad)
+{
+	size_t have = 0, i, npad, min, first;
+	char *p = pad;
+
+	for (i = 0; i < n; i++)
+		have += strlen(env[i]) + 1;
+	if (n >= count || count - n > NPAD_MAX)
+		return 0;
+	npad = count - n;
+	min = npad * (strlen(PAD) + 3);	/* "PEMS_CKPT_PADi=" + NUL */
+	if (have + min > bytes || bytes - have - min > PAD_BYTES)
+		return 0;
+	first = bytes - have - min;
+	for (i = 0; i < npad; i++) {
+		env[n + i] = p;
+		p += sprintf(p, "%s%u=", PAD, (unsigned)i);
+		if (!i) {
+			memset(p, 'x', first);
+			p += first;
+			*p = 0;
+		}
+		p++;
+	}
+	env[n + npad] = NULL;
+	return n + npad;
+}
+
 PEMS_API void pems_checkpoint_exec(char **argv)
 {
+	static char pad[PAD_BYTES + NPAD_MAX * 24];
 	char exe[PATH_MAX], **env;
-	size_t n = 0, i;
+	size_t n = 0, i, bytes = 0;
+	unsigned rank, size;
 
-	if (getenv(MARK) || pems_tp_launched() || !argv || !argv[0])
+	if (getenv(MARK) || !argv || !argv[0])
 		return;
 	if (!realpath("/proc/self/exe", exe))
 		return;
 	while (environ[n])
 		n++;
-	env = malloc((n + 2) * sizeof(*env));
+	env = malloc((n + 2 + NPAD) * sizeof(*env));
 	if (!env)
 		return;
 	for (i = 0; i < n; i++)
 		env[i] = environ[i];
-	env[n] = MARK "=" MARK_START;
-	env[n + 1] = NULL;
+	env[n++] = MARK "=" MARK_START;
+	env[n] = NULL;
+	if (launch_rank(&rank, &size)) {
+		/* room for the launcher of the resuming job to need more */
+		for (i = 0; i < n; i++)
+			bytes += strlen(env[i]) + 1;
+		bytes += PAD_BYTES / 2 + NPAD * (strlen(PAD) + 3);
+		if (!pad_env(env, n, n + NPAD, bytes, pad)) {
+			free(env);
+			return;
+		}
+	}
 	exec_with(exe, argv, env);
 	free(env);	/* cannot re-exec: run on without checkpoints */
 }
@@ -645,14 +783,64 @@ PEMS_API bool pems_resuming(void)
 	return m && !strcmp(m, MARK_RESUME);
 }
 
+/* The environment to resume with: the recorded one; for a rank started
+ * by mpirun (the recording has pad variables) the launcher's variables
+ * of this job replace the recorded ones, padded to the recorded count
+ * and size (invariant 5). */
+static int resume_env(const struct pems_manifest *m, bool launched, char ***out)
+{
+	static char pad[PAD_BYTES + NPAD_MAX * 24];
+	size_t n = 0, i, bytes = 0, extra = 0;
+	bool padded = false;
+	char **env;
+
+	for (i = 0; i < m->envc; i++) {
+		bytes += strlen(m->envp[i]) + 1;
+		padded |= pad_var(m->envp[i]);
+	}
+	for (i = 0; padded && environ[i]; i++)
+		extra++;
+	env = calloc(m->envc + extra + NPAD_MAX + 1, sizeof(*env));
+	if (!env)
+		return -ENOMEM;
+	for (i = 0; i < m->envc; i++) {
+		if (padded && (launcher_var(m->envp[i]) || pad_var(m->envp[i])))
+			continue;
+		env[n] = m->envp[i];
+		if (!strcmp(env[n], MARK "=" MARK_START))
+			env[n] = MARK "=" MARK_RESUME;	/* same length: invariant 1 */
+		n++;
+	}
+	if (padded) {
+		if (!launched) {
+			fprintf(stderr, "pems: error: resume: the checkpoint was written by a job started with mpirun; resume it the same way: mpirun -np 1 pems-run resume %s\n",
+				m->dir);
+			free(env);
+			return -PEMS_E_CONFIG;
+		}
+		for (i = 0; environ[i]; i++)
+			if (launcher_var(environ[i]))
+				env[n++] = environ[i];
+		if (!pad_env(env, n, m->envc, bytes, pad)) {
+			fprintf(stderr, "pems: error: resume: the launcher's environment of this job cannot be laid out like the checkpointed one's (%u variables, %zu bytes in the recording); resume with the same mpirun options\n",
+				m->envc, bytes);
+			free(env);
+			return -PEMS_E_CONFIG;
+		}
+	}
+	*out = env;
+	return 0;
+}
+
 PEMS_API int pems_checkpoint_resume(const char *dir, char **argv)
 {
 	struct pems_manifest m;
 	char **env = NULL;
-	unsigned i;
+	unsigned i, rank = 0, size = 1;
+	bool launched = launch_rank(&rank, &size);
 	int rc;
 
-	rc = load_manifest(dir, &m);
+	rc = load_manifest(dir, rank, size, &m);
 	if (rc)
 		return rc;
 	if (argv) {
@@ -677,16 +865,9 @@ PEMS_API int pems_checkpoint_resume(const char *dir, char **argv)
 		rc = check_maps(&m);
 	if (rc)
 		goto out;
-	env = calloc(m.envc + 1, sizeof(*env));
-	if (!env) {
-		rc = -ENOMEM;
+	rc = resume_env(&m, launched, &env);
+	if (rc)
 		goto out;
-	}
-	for (i = 0; i < m.envc; i++) {
-		env[i] = m.envp[i];
-		if (!strcmp(env[i], MARK "=" MARK_START))
-			env[i] = MARK "=" MARK_RESUME;	/* same length: invariant 1 */
-	}
 	m.argv = realloc(m.argv, (m.argc + 1) * sizeof(char *));
 	if (!m.argv) {
 		rc = -ENOMEM;
@@ -786,11 +967,9 @@ int pems_ckpt_init(struct pems_rt *rt)
 	rt->rlog = 1;
 	if (!d || !*d || run)
 		return 0;
-	if (rt->nranks > 1 || !m) {
+	if (!m) {
 		if (rt->cfg.ckpt_every && !rt->cfg.quiet)
-			fprintf(stderr, "pems: warning: checkpoints are off: %s\n",
-				rt->nranks > 1 ? "not supported with several ranks yet" :
-				"the process was not started for them (set PEMS_CHECKPOINT_DIR, or call pems_checkpoint_exec first in main)");
+			fprintf(stderr, "pems: warning: checkpoints are off: the process was not started for them (set PEMS_CHECKPOINT_DIR, or call pems_checkpoint_exec first in main)\n");
 		return 0;
 	}
 	memset(&ck, 0, sizeof(ck));
@@ -801,7 +980,14 @@ int pems_ckpt_init(struct pems_rt *rt)
 		fprintf(stderr, "pems: error: checkpoint dir %s: name too long\n", d);
 		return -PEMS_E_CONFIG;
 	}
-	snprintf(ck.id, sizeof(ck.id), "%08x", pems_crc32c(0, ck.dir, strlen(ck.dir)));
+	ck.rank = rt->rank;
+	ck.nranks = rt->nranks;
+	/* ranks may share scratch dirs: their files differ by rank */
+	if (rt->nranks > 1)
+		snprintf(ck.id, sizeof(ck.id), "%08x.%u", pems_crc32c(0, ck.dir, strlen(ck.dir)),
+			 rt->rank);
+	else
+		snprintf(ck.id, sizeof(ck.id), "%08x", pems_crc32c(0, ck.dir, strlen(ck.dir)));
 	ck.resume = !strcmp(m, MARK_RESUME);
 	ck.committed = ck.resume;	/* a refused resume keeps its checkpoint */
 	ck.every = rt->cfg.ckpt_every;
@@ -894,6 +1080,12 @@ static void write_back(struct pems_rt *rt)
 	ck.w.writebacks = 0;
 }
 
+/* The worker @i: 0..k-1, then k the comm thread's (several ranks). */
+static struct pems_worker *log_owner(const struct pems_rt *rt, unsigned i)
+{
+	return i < rt->k ? &rt->workers[i] : i == rt->k ? rt->tpw : NULL;
+}
+
 static void sync_fd(int fd, const char *what)
 {
 	if (fd > 0 && fdatasync(fd) && errno != EINVAL && errno != EROFS)
@@ -908,9 +1100,9 @@ static void sync_scratch(struct pems_rt *rt)
 		sync_fd(rt->ctx_fd[0][i], "a context file");
 		sync_fd(rt->ctx_fd[1][i], "a context file");
 	}
-	for (i = 0; i < rt->k; i++)
+	for (i = 0; log_owner(rt, i); i++)
 		for (l = 0; l < rt->nlogs; l++)
-			sync_fd(rt->workers[i].msg_fd[l], "a message log");
+			sync_fd(log_owner(rt, i)->msg_fd[l], "a message log");
 	for (i = 0; i < MAXF; i++)
 		if (notes[i].used && (notes[i].flags & O_ACCMODE) != O_RDONLY)
 			sync_fd(notes[i].bfd, notes[i].path);
@@ -919,11 +1111,12 @@ static void sync_scratch(struct pems_rt *rt)
 /* Log id of chunk fd: worker * PEMS_NLOGS + log. */
 static int64_t log_id(const struct pems_rt *rt, int fd)
 {
+	struct pems_worker *w;
 	unsigned i, l;
 
-	for (i = 0; i < rt->k; i++)
+	for (i = 0; (w = log_owner(rt, i)); i++)
 		for (l = 0; l < rt->nlogs; l++)
-			if (rt->workers[i].msg_fd[l] == fd)
+			if (w->msg_fd[l] == fd)
 				return (int64_t)i * PEMS_NLOGS + l;
 	pems_fatal("checkpoint: a message chunk is in no log (internal error)");
 }
@@ -1145,10 +1338,11 @@ static void put_files(FILE *f)
 	}
 }
 
-static void write_manifest(struct pems_rt *rt, const void *stack_mark, const char *state,
-			   const struct wr *sw)
+/* The manifest text, its CRC line included; @len gets its length. */
+static char *manifest_text(struct pems_rt *rt, const void *stack_mark, const char *state,
+			   const struct wr *sw, size_t *lenp)
 {
-	char tmp[PATH_MAX + 64], exe[PATH_MAX], cwd[PATH_MAX], *text;
+	char exe[PATH_MAX], cwd[PATH_MAX], *text;
 	const char **paths;
 	unsigned i, n;
 	size_t len;
@@ -1191,14 +1385,32 @@ static void write_manifest(struct pems_rt *rt, const void *stack_mark, const cha
 	}
 	free(paths);
 	fprintf(f, "state %s %llu %08x %u\n", state, (unsigned long long)sw->n, sw->crc, rt->rlog);
+	if (fflush(f))
+		pems_fatal("checkpoint: out of memory");
+	fprintf(f, "crc32c %08x\n", pems_crc32c(0, text, len));
 	if (fclose(f))
 		pems_fatal("checkpoint: out of memory");
-	f = open_tmp("manifest", tmp, sizeof(tmp));
+	*lenp = len;
+	return text;
+}
+
+/* Write @name in ck.dir atomically (invariant 3). */
+static void write_text(const char *name, const char *text, size_t len)
+{
+	char tmp[PATH_MAX + 64];
+	FILE *f = open_tmp(name, tmp, sizeof(tmp));
+
 	fwrite(text, 1, len, f);
-	fprintf(f, "crc32c %08x\n", pems_crc32c(0, text, len));
-	free(text);
-	close_commit(f, tmp, "manifest", ferror(f));
+	close_commit(f, tmp, name, ferror(f));
 	fsync_dir(ck.dir);
+}
+
+/* All ranks meet (an allreduce); only the driver, at a barrier. */
+static void meet(struct pems_rt *rt)
+{
+	uint64_t one = 1;
+
+	pems_tp_sum_u64(rt, &one, 1);
 }
 
 static void remove_state(const char *name)
@@ -1213,19 +1425,41 @@ static void remove_state(const char *name)
 
 static void checkpoint(struct pems_rt *rt, const void *stack_mark)
 {
-	char name[64], tmp[PATH_MAX + 64];
+	char name[64], part[64], tmp[PATH_MAX + 64], *text;
 	const char *st = getenv("PEMS_STATS");
 	struct wr w = { 0 };
 	double t0 = pems_now();
 	unsigned i;
+	size_t len;
 
 	write_back(rt);
 	sync_scratch(rt);
-	snprintf(name, sizeof(name), "state.%llu", (unsigned long long)rt->superstep);
+	if (rt->nranks > 1)
+		snprintf(name, sizeof(name), "state.%llu.%u", (unsigned long long)rt->superstep,
+			 rt->rank);
+	else
+		snprintf(name, sizeof(name), "state.%llu", (unsigned long long)rt->superstep);
 	w.f = open_tmp(name, tmp, sizeof(tmp));
 	save_state(&w, rt);
 	close_commit(w.f, tmp, name, w.err);
-	write_manifest(rt, stack_mark, name, &w);
+	text = manifest_text(rt, stack_mark, name, &w, &len);
+	if (rt->nranks == 1) {
+		write_text("manifest", text, len);
+	} else {
+		/* invariant 6: every part durable, then rank 0 commits */
+		snprintf(part, sizeof(part), "manifest.%llu.%u",
+			 (unsigned long long)rt->superstep, rt->rank);
+		write_text(part, text, len);
+		ck.committed = true;	/* from here a signal keeps the scratch */
+		meet(rt);
+		if (rt->rank == 0)
+			write_text("manifest", text, len);
+		meet(rt);
+		if (strcmp(ck.part, part))
+			remove_state(ck.part);
+		snprintf(ck.part, sizeof(ck.part), "%s", part);
+	}
+	free(text);
 	/* committed: the new copies and log are the protected ones (2) */
 	for (i = 0; i < rt->vlocal; i++)
 		rt->vps[i].ckpt_copy = rt->vps[i].copy;
@@ -1247,10 +1481,17 @@ void pems_ckpt_barrier(struct pems_rt *rt, const void *stack_mark)
 
 	if (!rt->ckpt)
 		return;
-	if (ck.every)
+	if (ck.every) {
 		due = rt->superstep - ck.last_step >= ck.every;
-	else
-		due = pems_now() - ck.last >= ck.secs;
+	} else {
+		uint64_t n = pems_now() - ck.last >= ck.secs;
+
+		/* every rank checkpoints at the same barrier: when one's
+		 * clock says so (an allreduce; invariant 6) */
+		if (rt->nranks > 1)
+			pems_tp_sum_u64(rt, &n, 1);
+		due = n > 0;
+	}
 	if (due)
 		checkpoint(rt, stack_mark);
 }
@@ -1355,9 +1596,10 @@ static void load_streams(struct rd *r, struct pems_rt *rt)
 				get(r, c->buf, c->len);
 				c->off = PEMS_NONE;
 			} else {
-				if (id / PEMS_NLOGS >= rt->k || id % PEMS_NLOGS >= rt->nlogs)
+				if (id / PEMS_NLOGS > rt->k || !log_owner(rt, (unsigned)(id / PEMS_NLOGS)) ||
+				    id % PEMS_NLOGS >= rt->nlogs)
 					pems_fatal("resume: %s: bad message log", r->path);
-				c->fd = rt->workers[id / PEMS_NLOGS].msg_fd[id % PEMS_NLOGS];
+				c->fd = log_owner(rt, (unsigned)(id / PEMS_NLOGS))->msg_fd[id % PEMS_NLOGS];
 				c->off = get_u64(r);
 				get(r, &c->blk, sizeof(c->blk));
 				c->step = get_u64(r);
@@ -1511,10 +1753,11 @@ int pems_ckpt_restore(struct pems_rt *rt, const void *stack_mark)
 
 	if (!rt->ckpt || !ck.resume)
 		return 0;
-	rc = load_manifest(ck.dir, &m);
+	memset(&m, 0, sizeof(m));
+	rc = load_manifest(ck.dir, rt->rank, rt->nranks, &m);
 	if (rc)
-		return rc;
-	if (m.run != 0 || m.p != 1 || !m.superstep) {
+		goto out;
+	if (m.run != 0 || !m.superstep) {
 		fprintf(stderr, "pems: error: resume: %s/manifest: unsupported checkpoint\n", ck.dir);
 		rc = -PEMS_E_CONFIG;
 		goto out;
@@ -1549,36 +1792,80 @@ int pems_ckpt_restore(struct pems_rt *rt, const void *stack_mark)
 	for (i = 0; i < m.ncleanup; i++)
 		pems_remove_on_abort_once(m.cleanup[i]);
 	snprintf(ck.state, sizeof(ck.state), "%s", m.state);
+	if (rt->nranks > 1)
+		snprintf(ck.part, sizeof(ck.part), "manifest.%llu.%u",
+			 (unsigned long long)m.superstep, rt->rank);
 	ck.committed = true;
 	ck.last_step = rt->superstep;
-	if (!rt->cfg.quiet)
+	if (!rt->cfg.quiet && rt->rank == 0)
 		fprintf(stderr, "pems: resuming at superstep %llu from %s\n",
 			(unsigned long long)rt->superstep, ck.dir);
 out:
 	pems_manifest_free(&m);
+	if (rt->nranks > 1) {
+		/* every rank resumes, or none (invariant 6) */
+		uint64_t bad = rc != 0;
+
+		pems_tp_sum_u64(rt, &bad, 1);
+		if (bad && !rc) {
+			if (!rt->cfg.quiet)
+				fprintf(stderr, "pems: error: resume: rank %u stops: another rank refused to resume (its message says why)\n",
+					rt->rank);
+			rc = -PEMS_E_CONFIG;
+		}
+	}
 	return rc;
 }
 
 /* ---- the end of a run ---- */
 
-static void remove_all(void)
+/* A state file or manifest (part) of this rank, or its temporary. */
+static bool own_file(const char *name)
+{
+	char n[256], *dot;
+	size_t len = strlen(name);
+
+	if (strncmp(name, "state.", 6) && strncmp(name, "manifest.", 9))
+		return false;
+	if (ck.nranks == 1)
+		return true;
+	if (len >= sizeof(n))
+		return false;
+	memcpy(n, name, len + 1);
+	if (len > 4 && !strcmp(n + len - 4, ".tmp"))
+		n[len - 4] = 0;
+	if (!strcmp(n, "manifest"))
+		return ck.rank == 0;	/* the commit's temporary */
+	dot = strrchr(n, '.');
+	return dot && dot[1] && strspn(dot + 1, "0123456789") == strlen(dot + 1) &&
+	       strtoul(dot + 1, NULL, 10) == ck.rank;
+}
+
+static void remove_all(struct pems_rt *rt)
 {
 	char p[PATH_MAX + 128];
 	struct dirent *e;
 	unsigned i;
 	DIR *d;
 
-	snprintf(p, sizeof(p), "%s/manifest", ck.dir);
-	unlink(p);	/* first: from here on nothing is resumable */
-	fsync_dir(ck.dir);
+	if (ck.rank == 0) {
+		snprintf(p, sizeof(p), "%s/manifest", ck.dir);
+		unlink(p);	/* first: from here on nothing is resumable */
+		fsync_dir(ck.dir);
+	}
+	if (ck.nranks > 1)
+		meet(rt);	/* no rank removes a part of a live checkpoint */
 	remove_state(ck.state);
 	ck.state[0] = 0;
+	remove_state(ck.part);
+	ck.part[0] = 0;
 	for (i = 0; i < ck.npaths; i++)
 		unlink(ck.paths[i]);
-	/* state files of checkpoints that a kill left uncommitted */
+	/* state files and parts of checkpoints that a kill left uncommitted
+	 * (with several ranks each removes its own: names end in .RANK) */
 	d = opendir(ck.dir);
 	while (d && (e = readdir(d)))
-		if (!strncmp(e->d_name, "state.", 6) || !strcmp(e->d_name, "manifest.tmp"))
+		if (own_file(e->d_name))
 			remove_state(e->d_name);
 	if (d)
 		closedir(d);
@@ -1593,7 +1880,7 @@ void pems_ckpt_finish(struct pems_rt *rt)
 
 	if (!rt->ckpt)
 		return;
-	remove_all();
+	remove_all(rt);
 	for (i = 0; i < ck.npaths; i++)
 		free(ck.paths[i]);
 	ck.npaths = 0;
@@ -1619,6 +1906,19 @@ void pems_ckpt_abandon(struct pems_rt *rt)
 		rmdir(ck.dir);
 	ck.npaths = 0;
 	rt->ckpt = NULL;
+}
+
+/* A checkpoint of this run is on disk (or may be: several ranks, from
+ * the moment this rank's part is written): what it needs stays. */
+bool pems_ckpt_kept(void)
+{
+	return ck.dir[0] && pems_rt && pems_rt->ckpt && ck.committed;
+}
+
+/* This process was started for checkpoints (invariant 1). */
+bool pems_ckpt_started(void)
+{
+	return getenv(MARK) != NULL;
 }
 
 /* A fatal error or a signal: keep a committed checkpoint (and the

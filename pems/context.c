@@ -115,20 +115,50 @@ size_t pems_ctx_size(const struct pems_rt *rt, const struct pems_vp *vp)
 	return page_up(vp->heap.brk) + (rt->mu - vp->sp_off);
 }
 
+/* A rank of a checkpointing job of several ranks maps its VP table and
+ * context region at one fixed address (checkpoint.c invariant 5): the
+ * threads Open MPI runs map memory while the driver sets up, so where
+ * the kernel would place them differs from one start to the next.  High
+ * in the address space, where mappings only land once a terabyte below
+ * the stack is taken, and inside the application range of the
+ * sanitizers.  Falls back to any address (a resume then refuses). */
+#define PEMS_FIXED_BASE ((uintptr_t)0x7f0000000000ull)
+
+static void fixed_map(struct pems_rt *rt, size_t bytes)
+{
+	size_t tbl = ((size_t)rt->vlocal * sizeof(*rt->vps) + (2u << 20) - 1) & ~(size_t)((2u << 20) - 1);
+	char *p = mmap((void *)PEMS_FIXED_BASE, tbl + bytes, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+
+	if (p == MAP_FAILED)
+		return;
+	if (p != (char *)PEMS_FIXED_BASE) {	/* a kernel without NOREPLACE */
+		munmap(p, tbl + bytes);
+		return;
+	}
+	rt->vps = (struct pems_vp *)p;	/* zero pages, as calloc */
+	rt->vps_mapped = true;
+	rt->region = p + tbl;
+}
+
 int pems_ctx_setup(struct pems_rt *rt)
 {
 	size_t bytes = (size_t)rt->vlocal * rt->mu;
 	unsigned i;
 
-	rt->region = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
-			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (rt->ckpt && rt->nranks > 1)
+		fixed_map(rt, bytes);
+	if (!rt->region)
+		rt->region = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (rt->region == MAP_FAILED) {
 		rt->region = NULL;
 		fprintf(stderr, "pems: error: cannot reserve %zu MiB of address space for %u contexts of %zu MiB: %s; lower --procs or mu\n",
 			bytes >> 20, rt->vlocal, rt->mu >> 20, strerror(errno));
 		return -ENOMEM;
 	}
-	rt->vps = calloc(rt->vlocal, sizeof(*rt->vps));
+	if (!rt->vps)
+		rt->vps = calloc(rt->vlocal, sizeof(*rt->vps));
 	if (!rt->vps)
 		return -ENOMEM;
 	for (i = 0; i < rt->vlocal; i++) {
@@ -177,7 +207,8 @@ void pems_ctx_teardown(struct pems_rt *rt)
 		}
 		for (i = 0; i < rt->vlocal; i++)
 			free(rt->vps[i].blk);
-		free(rt->vps);
+		if (!rt->vps_mapped)
+			free(rt->vps);	/* else it stays mapped with the region */
 		rt->vps = NULL;
 	}
 	gc.rt = NULL;	/* see gc */

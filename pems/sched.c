@@ -149,7 +149,9 @@ static void on_signal(int sig)
 {
 	unsigned i;
 
-	for (i = 0; i < ncleanup; i++)
+	/* a kept checkpoint needs them (OUT.pems-tmp holds what the run
+	 * wrote before it; checkpoint.c) */
+	for (i = 0; i < ncleanup && !pems_ckpt_kept(); i++)
 		unlink(cleanup_paths[i]);
 	pems_ckpt_die();
 	signal(sig, SIG_DFL);
@@ -232,7 +234,7 @@ static _Noreturn void pems_die_first(int status)
 	unsigned i;
 
 	fflush(stdout);
-	for (i = 0; i < ncleanup; i++)
+	for (i = 0; i < ncleanup && !pems_ckpt_kept(); i++)
 		unlink(cleanup_paths[i]);
 	pems_ckpt_die();
 	fflush(stderr);
@@ -620,12 +622,15 @@ static int workers_setup(struct pems_rt *rt)
 		rc = engine_create(rt, &t->io);
 		if (rc)
 			return rc;
-		if (open_scratch(rt, t->id % rt->ndirs, "msgnet.0", &t->msg_fd[0]) ||
-		    open_scratch(rt, t->id % rt->ndirs, "msgnet.1", &t->msg_fd[1]))
-			return -PEMS_E_SCRATCH;
-		return pems_tp_start(rt);
+		for (l = 0; l < rt->nlogs; l++) {
+			char name[32];
+
+			snprintf(name, sizeof(name), "msgnet.%u", l);
+			if (open_scratch(rt, t->id % rt->ndirs, name, &t->msg_fd[l]))
+				return -PEMS_E_SCRATCH;
+		}
 	}
-	return 0;
+	return 0;	/* the comm thread starts after a resume's restore */
 }
 
 static void workers_stop(struct pems_rt *rt)
@@ -889,8 +894,9 @@ static void rt_free(struct pems_rt *rt)
 	}
 	if (rt->tpw) {
 		pems_io_destroy(rt->tpw->io);
-		close(rt->tpw->msg_fd[0]);
-		close(rt->tpw->msg_fd[1]);
+		for (j = 0; j < PEMS_NLOGS; j++)
+			if (rt->tpw->msg_fd[j] > 0)
+				close(rt->tpw->msg_fd[j]);
 		free(rt->tpw);
 	}
 	pems_coll_free(rt);
@@ -990,6 +996,8 @@ int pems_rt_run(void (*entry)(void *), void *arg, unsigned maxprocs)
 	rc = rt_init(rt, maxprocs);
 	if (!rc)
 		rc = pems_ckpt_restore(rt, &rc);	/* checkpoint.c (1): &rc is the driver stack */
+	if (!rc)
+		rc = pems_tp_start(rt);	/* after the restore: it reads rt->superstep */
 	if (rc) {
 		pems_ckpt_abandon(rt);
 		workers_stop(rt);

@@ -71,24 +71,113 @@ struct pems_tp {
 static bool mpi_on;
 static int mpi_rank, mpi_size;
 
+static void on_mpi(void (*fn)(void *), void *arg);
+
 bool pems_tp_launched(void)
 {
 	return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK");
 }
 
-static void mpi_finalize(void)
+static void finalize_fn(void *arg)
 {
 	int fin = 0;
 
+	(void)arg;
 	MPI_Finalized(&fin);
 	if (!fin)
 		MPI_Finalize();
 }
 
+static void mpi_finalize(void)
+{
+	on_mpi(finalize_fn, NULL);
+}
+
+/*
+ * The MPI thread.  In a process that may checkpoint, MPI runs on a thread
+ * of its own: MPI_Init_thread, then every MPI call the driver would make
+ * (the collectives below, MPI_Finalize) is handed to it.  glibc gives
+ * that thread its own malloc arena, so what Open MPI allocates (strings
+ * of ports, job ids and paths whose lengths differ from job to job, event
+ * queues whose growth depends on timing) stays out of the main arena, and
+ * the runtime's tables land where they did in the checkpointed run
+ * (checkpoint.c invariants 1 and 5).  The comm thread calls MPI itself.
+ */
+static struct {
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	void (*fn)(void *);
+	void *arg;
+	uint64_t asked, done;
+	bool on;
+} mt = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
+
+static void *mpi_main(void *arg)
+{
+	int prov, n = 0, *b;
+
+	*(int *)arg = MPI_Init_thread(NULL, NULL, MPI_THREAD_MULTIPLE, &prov);
+	/* talk to every rank once here: Open MPI sets up a peer's endpoint
+	 * (its address strings included) at the first message to it */
+	if (*(int *)arg == MPI_SUCCESS && MPI_Comm_size(MPI_COMM_WORLD, &n) == MPI_SUCCESS &&
+	    (b = calloc(2 * (size_t)n, sizeof(int)))) {
+		MPI_Alltoall(b, 1, MPI_INT, b + n, 1, MPI_INT, MPI_COMM_WORLD);
+		free(b);
+	}
+	pthread_mutex_lock(&mt.lock);
+	mt.done = mt.asked = 1;	/* started */
+	pthread_cond_broadcast(&mt.cond);
+	for (;;) {
+		while (mt.done == mt.asked)
+			pthread_cond_wait(&mt.cond, &mt.lock);
+		pthread_mutex_unlock(&mt.lock);
+		mt.fn(mt.arg);
+		pthread_mutex_lock(&mt.lock);
+		mt.done = mt.asked;
+		pthread_cond_broadcast(&mt.cond);
+	}
+	return NULL;
+}
+
+/* Run fn(arg) on the MPI thread if there is one (one caller: the driver). */
+static void on_mpi(void (*fn)(void *), void *arg)
+{
+	if (!mt.on) {
+		fn(arg);
+		return;
+	}
+	pthread_mutex_lock(&mt.lock);
+	mt.fn = fn;
+	mt.arg = arg;
+	mt.asked = mt.done + 1;
+	pthread_cond_broadcast(&mt.cond);
+	while (mt.done != mt.asked)
+		pthread_cond_wait(&mt.cond, &mt.lock);
+	pthread_mutex_unlock(&mt.lock);
+}
+
+static int mpi_init(void)
+{
+	int rc = MPI_ERR_OTHER, prov;
+
+	if (!pems_ckpt_started())
+		return MPI_Init_thread(NULL, NULL, MPI_THREAD_MULTIPLE, &prov);
+	mt.asked = mt.done = 0;
+	if (pthread_create(&mt.thread, NULL, mpi_main, &rc))
+		return MPI_ERR_OTHER;
+	pthread_mutex_lock(&mt.lock);
+	while (!mt.done)
+		pthread_cond_wait(&mt.cond, &mt.lock);
+	pthread_mutex_unlock(&mt.lock);
+	mt.on = rc == MPI_SUCCESS;
+	return rc;
+}
+
 /* MPI_Init once per process, only when started by mpirun. */
 int pems_tp_world(unsigned *rank, unsigned *size)
 {
-	int prov, init = 0;
+	int init = 0;
 
 	if (!pems_tp_launched()) {
 		*rank = 0;
@@ -97,7 +186,7 @@ int pems_tp_world(unsigned *rank, unsigned *size)
 	}
 	MPI_Initialized(&init);
 	if (!init) {
-		if (MPI_Init_thread(NULL, NULL, MPI_THREAD_MULTIPLE, &prov) != MPI_SUCCESS)
+		if (mpi_init() != MPI_SUCCESS)
 			return -EIO;
 		MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 		atexit(mpi_finalize);
@@ -392,16 +481,72 @@ void pems_tp_resume(struct pems_rt *rt)
 
 /* ---- collectives for the barrier (driver only) ---- */
 
+/* One MPI call of the driver, made where on_mpi runs it. */
+struct mcall {
+	int op;
+	const void *in;
+	void *out;
+	int *cnt, *dsp, *rc, *sd, *rd;
+	int n;
+	MPI_Datatype type;
+	int root;
+};
+
+enum { M_SUM, M_GATHER, M_GATHERV, M_BCAST, M_A2AV, M_BARRIER };
+
+static void mcall_fn(void *arg)
+{
+	struct mcall *c = arg;
+
+	switch (c->op) {
+	case M_SUM:
+		MPI_Allreduce(MPI_IN_PLACE, c->out, c->n, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+		break;
+	case M_GATHER:
+		MPI_Allgather(c->in, c->n, c->type, c->out, c->n, c->type, MPI_COMM_WORLD);
+		break;
+	case M_GATHERV:
+		MPI_Allgather(&c->n, 1, MPI_INT, c->cnt, 1, MPI_INT, MPI_COMM_WORLD);
+		for (int r = 1; r < mpi_size; r++)
+			c->dsp[r] = c->dsp[r - 1] + c->cnt[r - 1];
+		MPI_Allgatherv(c->in, c->n, MPI_BYTE, c->out, c->cnt, c->dsp, MPI_BYTE,
+			       MPI_COMM_WORLD);
+		break;
+	case M_BCAST:
+		MPI_Bcast(c->out, c->n, MPI_BYTE, c->root, MPI_COMM_WORLD);
+		break;
+	case M_A2AV:	/* counts first (into rc), then the data */
+		if (!c->out)
+			MPI_Alltoall(c->cnt, 1, MPI_INT, c->rc, 1, MPI_INT, MPI_COMM_WORLD);
+		else
+			MPI_Alltoallv(c->in, c->cnt, c->sd, MPI_BYTE, c->out, c->rc, c->rd,
+				      MPI_BYTE, MPI_COMM_WORLD);
+		break;
+	case M_BARRIER:
+		MPI_Barrier(MPI_COMM_WORLD);
+		break;
+	}
+}
+
 void pems_tp_sum_u64(struct pems_rt *rt, uint64_t *v, size_t n)
 {
+	struct mcall c = { .op = M_SUM, .out = v, .n = (int)n };
+
 	if (rt->nranks > 1 && n)
-		MPI_Allreduce(MPI_IN_PLACE, v, (int)n, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+		on_mpi(mcall_fn, &c);
+}
+
+static void allgather(const void *in, void *out, int n, MPI_Datatype type)
+{
+	struct mcall c = { .op = M_GATHER, .in = in, .out = out, .n = n, .type = type };
+
+	on_mpi(mcall_fn, &c);
 }
 
 void pems_tp_allgather(struct pems_rt *rt, const void *in, void *out, size_t bytes)
 {
 	if (rt->nranks > 1)
-		MPI_Allgather(in, (int)bytes, MPI_BYTE, out, (int)bytes, MPI_BYTE, MPI_COMM_WORLD);
+		allgather(in, out, (int)bytes, MPI_BYTE);
 	else
 		memcpy(out, in, bytes);
 }
@@ -409,28 +554,27 @@ void pems_tp_allgather(struct pems_rt *rt, const void *in, void *out, size_t byt
 /* Rank r contributes counts[r] bytes; out gets all, in rank order. */
 void pems_tp_allgatherv(struct pems_rt *rt, const void *in, size_t bytes, void *out)
 {
-	int *cnt, *dsp;
-	unsigned r;
-	int mine = (int)bytes;
+	struct mcall c = { .op = M_GATHERV, .in = in, .out = out, .n = (int)bytes };
 
 	if (rt->nranks == 1) {
 		memcpy(out, in, bytes);
 		return;
 	}
-	cnt = calloc(rt->nranks, sizeof(int));
-	dsp = calloc(rt->nranks, sizeof(int));
-	MPI_Allgather(&mine, 1, MPI_INT, cnt, 1, MPI_INT, MPI_COMM_WORLD);
-	for (r = 1; r < rt->nranks; r++)
-		dsp[r] = dsp[r - 1] + cnt[r - 1];
-	MPI_Allgatherv(in, mine, MPI_BYTE, out, cnt, dsp, MPI_BYTE, MPI_COMM_WORLD);
-	free(cnt);
-	free(dsp);
+	c.cnt = calloc(rt->nranks, sizeof(int));
+	c.dsp = calloc(rt->nranks, sizeof(int));
+	if (!c.cnt || !c.dsp)
+		pems_fatal("transport: out of memory");
+	on_mpi(mcall_fn, &c);
+	free(c.cnt);
+	free(c.dsp);
 }
 
 void pems_tp_bcast(struct pems_rt *rt, void *buf, size_t bytes, unsigned root_rank)
 {
+	struct mcall c = { .op = M_BCAST, .out = buf, .n = (int)bytes, .root = (int)root_rank };
+
 	if (rt->nranks > 1)
-		MPI_Bcast(buf, (int)bytes, MPI_BYTE, (int)root_rank, MPI_COMM_WORLD);
+		on_mpi(mcall_fn, &c);
 }
 
 /* Personalised exchange of byte blocks: send[r] (scount[r] bytes) to rank
@@ -440,30 +584,36 @@ char *pems_tp_alltoallv(struct pems_rt *rt, const char *send, const size_t *scou
 			size_t *rcount)
 {
 	unsigned p = rt->nranks, r;
-	int *sc = calloc(p, sizeof(int)), *rc = calloc(p, sizeof(int));
-	int *sd = calloc(p, sizeof(int)), *rd = calloc(p, sizeof(int));
+	struct mcall c = { .op = M_A2AV, .in = send };
 	size_t total = 0;
 	char *out;
 
+	c.cnt = calloc(p, sizeof(int));
+	c.rc = calloc(p, sizeof(int));
+	c.sd = calloc(p, sizeof(int));
+	c.rd = calloc(p, sizeof(int));
+	if (!c.cnt || !c.rc || !c.sd || !c.rd)
+		pems_fatal("transport: out of memory");
 	for (r = 0; r < p; r++)
-		sc[r] = (int)scount[r];
-	MPI_Alltoall(sc, 1, MPI_INT, rc, 1, MPI_INT, MPI_COMM_WORLD);
+		c.cnt[r] = (int)scount[r];
+	on_mpi(mcall_fn, &c);	/* the counts */
 	for (r = 0; r < p; r++) {
 		if (r) {
-			sd[r] = sd[r - 1] + sc[r - 1];
-			rd[r] = rd[r - 1] + rc[r - 1];
+			c.sd[r] = c.sd[r - 1] + c.cnt[r - 1];
+			c.rd[r] = c.rd[r - 1] + c.rc[r - 1];
 		}
-		rcount[r] = (size_t)rc[r];
-		total += (size_t)rc[r];
+		rcount[r] = (size_t)c.rc[r];
+		total += (size_t)c.rc[r];
 	}
 	out = malloc(total + 1);
 	if (!out)
 		pems_fatal("transport: out of memory");
-	MPI_Alltoallv(send, sc, sd, MPI_BYTE, out, rc, rd, MPI_BYTE, MPI_COMM_WORLD);
-	free(sc);
-	free(rc);
-	free(sd);
-	free(rd);
+	c.out = out;
+	on_mpi(mcall_fn, &c);	/* the data */
+	free(c.cnt);
+	free(c.rc);
+	free(c.sd);
+	free(c.rd);
 	return out;
 }
 
@@ -493,8 +643,11 @@ PEMS_API void pems_rank_barrier(void)
 
 	if (!mpi_on && pems_tp_launched())
 		pems_tp_world(&r, &n);
-	if (mpi_on)
-		MPI_Barrier(MPI_COMM_WORLD);
+	if (mpi_on) {
+		struct mcall c = { .op = M_BARRIER };
+
+		on_mpi(mcall_fn, &c);
+	}
 }
 
 /* Every rank must agree on what shapes the streams: v, k and the chunk
@@ -510,7 +663,7 @@ int pems_tp_check_uniform(struct pems_rt *rt, unsigned v, unsigned k, size_t chu
 	all = calloc(3 * rt->nranks, sizeof(uint64_t));
 	if (!all)
 		return -ENOMEM;
-	MPI_Allgather(me, 3, MPI_UINT64_T, all, 3, MPI_UINT64_T, MPI_COMM_WORLD);
+	allgather(me, all, 3, MPI_UINT64_T);
 	for (r = 0; r < rt->nranks && !rc; r++) {
 		const char *what = all[3 * r] != v ? "--procs" :
 				   all[3 * r + 1] != k ? "--threads" :
