@@ -1939,8 +1939,15 @@ void pems_ckpt_die(void)
 		rmdir(ck.dir);
 		return;
 	}
-	n = snprintf(msg, sizeof(msg), "pems: the checkpoint of superstep %llu is kept in %s; continue with: pems-run resume %s\n",
-		     (unsigned long long)ck.last_step, ck.dir, ck.dir);
+	if (!ck.last_step)
+		return;	/* several ranks: this rank's part of a first checkpoint
+			 * is written, the commit may not be (invariant 6) */
+	if (ck.nranks > 1)
+		n = snprintf(msg, sizeof(msg), "pems: rank %u: the checkpoint of superstep %llu is kept in %s; continue with: mpirun -np %u pems-run resume %s\n",
+			     ck.rank, (unsigned long long)ck.last_step, ck.dir, ck.nranks, ck.dir);
+	else
+		n = snprintf(msg, sizeof(msg), "pems: the checkpoint of superstep %llu is kept in %s; continue with: pems-run resume %s\n",
+			     (unsigned long long)ck.last_step, ck.dir, ck.dir);
 	if (n > 0 && write(2, msg, (size_t)n) < 0)
 		n = 0;
 }
