@@ -115,7 +115,7 @@ size_t pems_ctx_size(const struct pems_rt *rt, const struct pems_vp *vp)
 	return page_up(vp->heap.brk) + (rt->mu - vp->sp_off);
 }
 
-/* A rank of a checkpointing job of several ranks maps its VP table and
+/* A rank of a checkpointing job started by mpirun maps its VP table and
  * context region at one fixed address (checkpoint.c invariant 5): the
  * threads Open MPI runs map memory while the driver sets up, so where
  * the kernel would place them differs from one start to the next.  High
@@ -146,7 +146,7 @@ int pems_ctx_setup(struct pems_rt *rt)
 	size_t bytes = (size_t)rt->vlocal * rt->mu;
 	unsigned i;
 
-	if (rt->ckpt && rt->nranks > 1)
+	if (rt->ckpt && pems_tp_launched())
 		fixed_map(rt, bytes);
 	if (!rt->region)
 		rt->region = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
