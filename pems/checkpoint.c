@@ -713,7 +713,8 @@ static size_t pad_env(char **env, size_t n, size_t count, size_t bytes, char *pa
 	if (n >= count || count - n > NPAD_MAX)
 		return 0;
 	npad = count - n;
-	min = npad * (strlen(PAD) + 3);	/* "PEMS_CKPT_PADi=" + NUL */
+	for (min = 0, i = 0; i < npad; i++)	/* "PEMS_CKPT_PADi=" + NUL */
+		min += strlen(PAD) + (i < 10 ? 1 : 2) + 2;
 	if (have + min > bytes || bytes - have - min > PAD_BYTES)
 		return 0;
 	first = bytes - have - min;
