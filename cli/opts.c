@@ -202,8 +202,13 @@ static int opt_ckpt_every(struct cli_runtime *rt, const char *cmd, const char *a
 	return 0;
 }
 
+/* True when the run takes no checkpoints: --checkpoint-every off; or a
+ * rank started by mpirun (the launcher's variables, as transport.c reads
+ * them) without --checkpoint-every N|auto or --resume: with several
+ * ranks checkpoints are asked for explicitly (docs/checkpoint.md). */
 bool cli_checkpoints_off(int argc, char **argv)
 {
+	bool asked = false;
 	int i;
 
 	for (i = 1; i < argc; i++) {
@@ -213,8 +218,10 @@ bool cli_checkpoints_off(int argc, char **argv)
 		    (!strcmp(argv[i], "--checkpoint-every") && i + 1 < argc &&
 		     !strcmp(argv[i + 1], "off")))
 			return true;
+		if (!strncmp(argv[i], "--checkpoint-every", 18) || !strcmp(argv[i], "--resume"))
+			asked = true;
 	}
-	return false;
+	return !asked && (getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK"));
 }
 
 /* --resume: the same command line without --resume must be the one the
