@@ -118,6 +118,35 @@ setup_mpi() {
 	rm -f "$j" "$tiny" "$TMP/tiny.out"
 }
 
+# cpu_mpi: "cpu_p P F" lines for the calibration: the CPU seconds (every
+# thread of every rank) of the partition and sort supersteps of a 1 GiB
+# u64 sort under mpirun -np P (--mem MEM_TOTAL/P, as the runs), over the
+# same at P = 1 (the less of two runs each): what P ranks sharing the
+# cores cost beyond the kernels -- the comm threads' polling, MPI's
+# copies, more threads than cores.  Seed and size differ from every
+# validation input.
+cpu_mpi() {
+	local np i j=$TMP/cpu.json in=$TMP/cpu.u64 c1=
+	"$RUN" gen --format u64 --count 128M --seed 7 --quiet "$in" || err "gen failed"
+	sync "$in"
+	for np in $NPS; do
+		for i in 1 2; do
+			rm -rf "${TMP:?}/scratch/"r*
+			mkdir -p "$TMP/scratch/r"{0,1,2,3}
+			mpirun --oversubscribe --bind-to none -np "$np" "$RUN" sort --format u64 \
+				--mem "$(mem_of "$np")" --tmp "$TMP/scratch/r%r" --quiet --stats-json "$j" \
+				"$in" "$TMP/cpu.out" || err "cpu sort at p=$np failed"
+			rm -f "$TMP/cpu.out"
+			python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); s = j["steps"]
+print((s[2]["cpu"] + s[3]["cpu"]) * j["p"])' "$j"
+		done | sort -g | head -1 >"$TMP/cpu.$np"
+		[[ $np == 1 ]] && c1=$(cat "$TMP/cpu.1")
+		[[ -n $c1 ]] && awk -v p="$np" -v c="$(cat "$TMP/cpu.$np")" -v c1="$c1" \
+			'BEGIN { if (p > 1) printf "cpu_p %d %.4f\n", p, c / c1 }' >>"$BASE"
+	done
+	rm -f "$j" "$in" "$TMP"/cpu.[0-9]*
+}
+
 calibrate() {
 	BSP_CSV=${BSP_CSV:-$(ls -1 "$ROOT"/bench/results/*/bsp-params.csv 2>/dev/null | tail -1)}
 	[[ -f $BSP_CSV ]] || err "no bsp-params.csv; run bench/bsp-params.sh first"
@@ -125,6 +154,7 @@ calibrate() {
 	"$RUN" model calibrate --tmp "$TMP/scratch" --bsp-params "$BSP_CSV" --out "$BASE" ||
 		err "calibration failed"
 	setup_mpi
+	cpu_mpi
 }
 
 # gen CASE SIZE FILE

@@ -78,6 +78,8 @@ struct mparams {
 	struct { unsigned p; double secs; } setup_p[MAXBSP];	/* "setup_mpi P S" */
 	unsigned npoll;
 	struct { unsigned p; double cores; } poll_p[MAXBSP];	/* "poll_p P C" */
+	unsigned ncpu;
+	struct { unsigned p; double f; } cpu_p[MAXBSP];	/* "cpu_p P F" */
 };
 
 static const struct pkey {
@@ -143,6 +145,8 @@ static int params_write(const char *path, struct mparams *m)
 			   "# ranks of k workers share this machine (P*k spinning threads beside P pollers)\n");
 	for (i = 0; i < m->npoll; i++)
 		fprintf(f, "poll_p %u %.6g\n", m->poll_p[i].p, m->poll_p[i].cores);
+	for (i = 0; i < m->ncpu; i++)
+		fprintf(f, "cpu_p %u %.6g\n", m->cpu_p[i].p, m->cpu_p[i].f);
 	if (fclose(f)) {
 		cli_error("model: cannot write '%s': %s", path, strerror(errno));
 		return CLI_EXIT_FAIL;
@@ -170,6 +174,13 @@ static int params_line(struct mparams *m, char *line)
 			return -1;
 		m->setup_p[m->nsetup].p = p;
 		m->setup_p[m->nsetup++].secs = x;
+		return 0;
+	}
+	if (sscanf(line, "cpu_p %u %lf", &p, &x) == 2) {
+		if (m->ncpu >= MAXBSP || !(x > 0))
+			return -1;
+		m->cpu_p[m->ncpu].p = p;
+		m->cpu_p[m->ncpu++].f = x;
 		return 0;
 	}
 	if (sscanf(line, "poll_p %u %lf", &p, &x) == 2) {
@@ -283,6 +294,20 @@ static double params_poll(const struct mparams *m, unsigned p)
 	return m->poll;
 }
 
+/* CPU seconds of p ranks on this machine per CPU second of the same
+ * work at p = 1: "cpu_p P F" lines (bench/model.sh: a sort under mpirun
+ * -np P, every thread's CPU, comm threads and MPI copies included); 0
+ * when not measured */
+static double params_cpu(const struct mparams *m, unsigned p)
+{
+	unsigned i;
+
+	for (i = 0; i < m->ncpu; i++)
+		if (m->cpu_p[i].p == p)
+			return m->cpu_p[i].f;
+	return 0;
+}
+
 /* ---- jobs and their supersteps ---- */
 
 enum malgo { A_SORT, A_AGG, A_SGD };
@@ -326,6 +351,7 @@ struct mlayout {
 	double nodes;				/* the p ranks spread over these */
 	double cores, load, poll, read_bw, write_bw, fwrite_bw, iops, lat;	/* per node */
 	double g, l;				/* s per byte per rank; s per superstep */
+	double cpu_f;				/* cpu_p of the ranks on a node, 0: none */
 };
 
 static double dmin(double a, double b) { return a < b ? a : b; }
@@ -531,11 +557,13 @@ static void build(const struct mjob *j, const struct mparams *m, struct mplan *p
 /* -- equation (2) -- */
 
 /* c_eff: the ranks' comm threads poll (p > 1); the workers share the
- * rest with the other load's threads (a fair scheduler: t of t + load) */
+ * rest with the other load's threads (a fair scheduler: t of t + load).
+ * With a measured cpu_p the polling is inside the work's factor instead. */
 static double cores_for(const struct mlayout *L, const struct mjob *j)
 {
 	double t = (double)j->p / L->nodes * j->k;
-	double free = dmax(0.1 * L->cores, L->cores - (j->p > 1 ? j->p / L->nodes * L->poll : 0));
+	double poll = j->p > 1 && !(L->cpu_f > 0) ? j->p / L->nodes * L->poll : 0;
+	double free = dmax(0.1 * L->cores, L->cores - poll);
 
 	return dmin(t, free * t / (t + L->load));
 }
@@ -557,7 +585,7 @@ static void step_time(const struct mstep *s, const struct mjob *j, const struct 
 	double cu = cores_for(L, j);
 	double file = (s->file_r / L->read_bw + s->file_w / L->fwrite_bw) / nn;
 	double mr = dmax(s->msg_r / L->read_bw, s->msg_r / j->chunk / L->iops) / nn;
-	double cpu = (s->cpu + j->v * m->vp_secs) / nn;
+	double cpu = (s->cpu * (L->cpu_f > 0 ? L->cpu_f : 1) + j->v * m->vp_secs) / nn;
 
 	o->disk = file + mr + s->msg_w / nn / L->write_bw + s->rand_r / nn / L->iops;
 	o->cpu = cpu / cu;
@@ -1075,7 +1103,7 @@ static double predict(struct mjob *j, const struct mparams *m, const struct mlay
 		for (i = 0; i < pl.n; i++) {
 			const struct mstep *s = &pl.s[i];
 
-			w->cpu += s->cpu * s->reps;
+			w->cpu += s->cpu * (L->cpu_f > 0 ? L->cpu_f : 1) * s->reps;
 			w->io += (s->file_r + s->file_w + s->msg_r + s->msg_w + s->rand_r * 4096) * s->reps;
 		}
 	}
@@ -1163,6 +1191,7 @@ static int cmd_predict(int argc, char **argv)
 		goto out;
 	L = (struct mlayout){ .nodes = 1, .cores = m.cores, .load = m.load,
 			      .poll = params_poll(&m, a.job.p), .lat = m.lat,
+			      .cpu_f = params_cpu(&m, a.job.p),
 			      .fwrite_bw = m.fwrite_bw, .read_bw = m.read_bw,
 			      .write_bw = m.write_bw, .iops = m.iops };
 	if (params_bsp(&m, a.job.p, &L.l, &L.g)) {
@@ -1183,8 +1212,11 @@ static int cmd_predict(int argc, char **argv)
 	if (a.json)
 		printf("; measured: CPU %.2f s (rank 0 x p, all threads), disk traffic %.3f GB",
 		       ms.cpu, ms.io / 1e9);
-	printf("\nCPU share: the workers get %.2f cores (load %.1f threads, polling %.2f core per rank)",
-	       cores_for(&L, &a.job), m.load, a.job.p > 1 ? L.poll : 0);
+	printf("\nCPU share: the workers get %.2f cores (load %.1f threads, polling %.2f core per rank",
+	       cores_for(&L, &a.job), m.load, a.job.p > 1 && !(L.cpu_f > 0) ? L.poll : 0);
+	if (L.cpu_f > 0)
+		printf("; kernel work x %.2f at p = %u", L.cpu_f, a.job.p);
+	putchar(')');
 	if (a.json)
 		printf("; the run used %.2f cores (CPU s / wall s, every thread)", ms.cpu / ms.secs);
 	printf("\nmodel=%s bytes=%.0f p=%u v=%u k=%u predicted_secs=%.4f pred_cpu=%.3f pred_io=%.0f pred_share=%.3f",

@@ -146,7 +146,8 @@ END_TEST
 /* "poll_p P C": at p = 2 each rank's comm thread takes C cores from the
  * workers (calibrate measures it with p*k spinners); C = 0.5 leaves the
  * two workers one core of two, so the compute of k = 1 at p = 1 is not
- * halved; without the line the single "poll" figure (0 here) holds. */
+ * halved; without the line the single "poll" figure (0 here) holds.
+ * "cpu_p P F" (measured CPU of p ranks per CPU of one) replaces it. */
 START_TEST(comm_threads_take_what_poll_p_says)
 {
 	char path[4200];
@@ -163,6 +164,15 @@ START_TEST(comm_threads_take_what_poll_p_says)
 	t2 = predicted("sort --format u64 --params q --size 1G --procs 8 --threads 1 --procs-mpi 2");
 	want = t1 + 4 * 0.01;	/* one core for the workers, l(2) = 0.01 per superstep */
 	ck_assert_msg(fabs(t2 - want) < 0.01 + 1e-3 * want, "p=2: %.4f s, want %.4f s", t2, want);
+	/* a measured "cpu_p 2 1.5" holds the polling (and the rest p = 2
+	 * costs) in the work instead: both cores, 1.5x the core-seconds */
+	f = fopen(path, "a");
+	ck_assert_ptr_nonnull(f);
+	fprintf(f, "cpu_p 2 1.5\n");
+	ck_assert_int_eq(fclose(f), 0);
+	t2 = predicted("sort --format u64 --params q --size 1G --procs 8 --threads 1 --procs-mpi 2");
+	want = (t1 - 0.5) / 2 * 1.5 + 0.5 + 4 * 0.01;
+	ck_assert_msg(fabs(t2 - want) < 0.01 + 1e-3 * want, "cpu_p: %.4f s, want %.4f s", t2, want);
 }
 END_TEST
 
