@@ -26,6 +26,11 @@
 #                         the disk-bound case); PEMS_DISK_BW is set to
 #                         match, for --compress auto
 #   RESULTS=bench/results/<date>/compress.md   the table of medians
+#   WARMUP=0              runs of each job before its series, not recorded
+#                         (the first run after other work on the machine
+#                         pays for its leftovers -- 8 to 35 s instead of
+#                         8 s here -- and the rotation gives it to the
+#                         first mode)
 #   KEEP_JSON=            if set, a directory: every run's --stats-json is
 #                         kept there as JOB-MODE-N.json (per superstep:
 #                         seconds, CPU, bytes; v, k, mem)
@@ -193,6 +198,10 @@ for job in $JOBS; do
 		continue
 	fi
 	gen_inputs "$job"
+	for ((r = 0; r < ${WARMUP:-0}; r++)); do
+		read -ra ms <<<"$MODES"
+		LINES=/dev/null KEEP_JSON= one "$job" "${ms[0]}" 1 >/dev/null
+	done
 	for ((r = 0; r < REPEAT; r++)); do
 		if [[ $job == checksum ]]; then
 			one "$job" off 1
