@@ -19,7 +19,10 @@
  *      asked for c cores and p ranks -- no copy of their formulas here.
  *  (2) One superstep, on a node with c cores, t = (p/nodes)*k workers and
  *      one disk shared by its ranks:
- *        T = max(D, C/min(c,t), (F+C)/t) + (X/p)*g + Y*g + Z + l
+ *        T = max(D, C/c_eff, (F+C)/t, (X/p)*g) + a*min(D, max(C/c_eff, (F+C)/t))
+ *            + Y*g + Z + l
+ *      (a: the share of the lesser of disk and compute the kernel runs
+ *      did not hide; C includes the CPU factor cpu_p of p ranks)
  *      D: disk time of all the node's bytes; C: its core-seconds; F: disk
  *      time of the synchronous part (a worker reading a slice computes
  *      nothing meanwhile, the others do); X: bytes crossing ranks (X/p
@@ -66,6 +69,7 @@ struct mparams {
 	double vp_secs;			/* runtime core-seconds per VP per superstep */
 	double setup;			/* seconds per run outside the supersteps */
 	double flush_bw;		/* bytes written per second of a run's end */
+	double overlap;			/* share of the lesser of disk and compute not hidden */
 	double sort_part[2];		/* bytes/s per core, superstep 2: u64, rec100 */
 	double sort_local[2];		/* bytes/s per core, superstep 3 */
 	double agg_raw, agg_hash;	/* rows/s per core, superstep 2 */
@@ -101,6 +105,7 @@ static const struct pkey {
 	K(vp_secs, "core-seconds of runtime work per VP per superstep"),
 	K(setup, "seconds per run outside the supersteps besides its end's flush_bw term (plan, files, runtime start)"),
 	K(flush_bw, "bytes written (message store, files) per second of a run's end (freeing the deleted logs, the output's fsync)"),
+	K(overlap, "share of the lesser of a superstep's disk and compute times not hidden under the greater (the kernel runs' supersteps)"),
 	{ "sort_part_u64", offsetof(struct mparams, sort_part[0]), "bytes/s per core, sort superstep 2 (classify, scatter, exchange), u64" },
 	{ "sort_part_rec100", offsetof(struct mparams, sort_part[1]), "the same, rec100" },
 	{ "sort_local_u64", offsetof(struct mparams, sort_local[0]), "bytes/s per core, sort superstep 3 (radix sort, write), u64" },
@@ -241,7 +246,8 @@ static int params_read(const char *path, struct mparams *m)
 		    pkeys[i].off != offsetof(struct mparams, vp_secs) &&
 		    pkeys[i].off != offsetof(struct mparams, load) &&
 		    pkeys[i].off != offsetof(struct mparams, poll) &&
-		    pkeys[i].off != offsetof(struct mparams, flush_bw) && *pfield(m, &pkeys[i]) <= 0)) {
+		    pkeys[i].off != offsetof(struct mparams, flush_bw) &&
+		    pkeys[i].off != offsetof(struct mparams, overlap) && *pfield(m, &pkeys[i]) <= 0)) {
 			cli_error("model: %s: '%s' is missing or not positive", path, pkeys[i].key);
 			return CLI_EXIT_FAIL;
 		}
@@ -599,6 +605,9 @@ static void step_time(const struct mstep *s, const struct mjob *j, const struct 
 	o->t = dmax(dmax(o->disk, o->xfer), dmax(o->cpu, o->chain));
 	o->bound = o->t == o->disk ? "disk" : o->t == o->cpu ? "cpu" :
 		   o->t == o->chain ? "chain" : "net";
+	/* the overlap is not perfect: a share of the lesser of the disk and
+	 * the compute (calibrated on the kernel runs) adds to the greater */
+	o->t += m->overlap * dmin(o->disk, dmax(o->cpu, o->chain));
 	o->t += o->comm + s->serial + L->l;
 }
 
@@ -1315,7 +1324,34 @@ struct cal {
 	unsigned k;
 	struct mparams *m;
 	double end0, w0;	/* the setup run: seconds outside its supersteps, bytes written */
+	/* the last run of each kernel job: the job and its supersteps' wall
+	 * seconds (sgd: the mean training superstep), for cal_overlap() */
+	struct kjob { struct mjob j; double secs[MAXSTEPS]; unsigned n; } kj[6];
 };
+
+/* Keep the recorded run of kernel job @i (@j: its shape) for cal_overlap. */
+static void kernel_keep(struct cal *c, unsigned i, const struct mjob *j)
+{
+	struct kjob *k = &c->kj[i];
+	size_t s;
+
+	k->j = *j;
+	k->j.p = 1;
+	k->j.k = c->k;
+	k->j.mem = 1024 * MIB;
+	k->n = 0;
+	if (j->algo == A_SGD) {		/* every superstep but the last trains */
+		double t = 0;
+
+		for (s = 0; s + 1 < rec.n; s++)
+			t += rec.s[s].secs;
+		k->secs[0] = rec.n > 1 ? t / (double)(rec.n - 1) : 0;
+		k->n = 1;
+		return;
+	}
+	for (s = 0; s < rec.n && s < MAXSTEPS; s++)
+		k->secs[k->n++] = rec.s[s].secs;
+}
 
 /* seconds of the last recorded run outside its supersteps; *w: the
  * bytes it wrote (message store and files) */
@@ -1798,6 +1834,15 @@ static int cal_sort(struct cal *c, int rec100)
 		if (rec.s[0].secs > 0 && rec.s[0].b[4] >= 4096 * 256)
 			c->m->iops = rec.s[0].b[4] / 4096.0 / rec.s[0].secs;
 	}
+	{
+		struct mjob j;
+
+		job_defaults(&j);
+		j.algo = A_SORT;
+		j.rec100 = rec100;
+		j.bytes = floor(c->ksize / rs) * rs;
+		kernel_keep(c, (unsigned)rec100, &j);
+	}
 	c->m->sort_part[rec100] = floor(c->ksize / rs) * rs / kernel_secs(c, 2);
 	c->m->sort_local[rec100] = floor(c->ksize / rs) * rs / kernel_secs(c, 3);
 	return 0;
@@ -1836,7 +1881,7 @@ static int cal_setup(struct cal *c)
 
 /* aggregate count,sum over kv rows of --kernel-size with @groups keys;
  * t[] the CPU seconds of supersteps 2, 3 and 4 */
-static int cal_agg_run(struct cal *c, const char *groups, double t[3])
+static int cal_agg_run(struct cal *c, const char *groups, unsigned idx, double t[3])
 {
 	char in[4096], out[4096], count[32];
 	struct pems_aggregate_job job = { .in = in, .out = out };
@@ -1857,6 +1902,15 @@ static int cal_agg_run(struct cal *c, const char *groups, double t[3])
 	unlink(out);
 	if (rc || rec.n != 5)
 		return CLI_EXIT_FAIL;
+	{
+		struct mjob j;
+
+		job_defaults(&j);
+		j.algo = A_AGG;
+		j.bytes = rows * 16;
+		j.groups = strtod(groups, NULL);
+		kernel_keep(c, idx, &j);
+	}
 	t[0] = kernel_secs(c, 2);
 	t[1] = kernel_secs(c, 3);
 	t[2] = kernel_secs(c, 4);
@@ -1875,8 +1929,8 @@ static int cal_agg(struct cal *c)
 	double r = floor(c->ksize / 16), h[3], b[3], k[3], gb, gc;
 	int rc;
 
-	if ((rc = cal_agg_run(c, "1000", h)) || (rc = cal_agg_run(c, "67108864", b)) ||
-	    (rc = cal_agg_run(c, "1048576", k)))
+	if ((rc = cal_agg_run(c, "1000", 2, h)) || (rc = cal_agg_run(c, "67108864", 3, b)) ||
+	    (rc = cal_agg_run(c, "1048576", 4, k)))
 		return rc;
 	gb = 67108864.0 * -expm1(-r / 67108864.0);
 	gc = 1048576.0 * -expm1(-r / 1048576.0);
@@ -1920,6 +1974,15 @@ static int cal_sgd(struct cal *c)
 	unlink(out);
 	if (rc || rec.n < 2)
 		return CLI_EXIT_FAIL;
+	{
+		struct mjob j;
+
+		job_defaults(&j);
+		j.algo = A_SGD;
+		j.bytes = 16 + rows * 65 * 4;
+		j.sync_bsp = 0;
+		kernel_keep(c, 5, &j);
+	}
 	for (i = 0; i + 1 < rec.n; i++)
 		secs += kernel_secs(c, i);
 	c->m->sgd = rows * 64 / secs;
@@ -1965,6 +2028,57 @@ static int cal_kernels(struct cal *c, unsigned runs)
 			runs % 2 ? x[i][runs / 2] : (x[i][runs / 2 - 1] + x[i][runs / 2]) / 2;
 	}
 	return 0;
+}
+
+/*
+ * overlap: the model's max() hides the lesser of a superstep's disk and
+ * compute times under the greater; the kernel runs (p = 1, 1 GiB) show
+ * how much of it is not hidden: for each of their supersteps with both
+ * (the lesser at least a tenth of the greater, the superstep at least
+ * 0.2 s), (measured - max) / lesser, with every other parameter as just
+ * calibrated; the median, within [0, 1].
+ */
+static void cal_overlap(struct cal *c)
+{
+	struct mparams *m = c->m;
+	struct mlayout L = { .nodes = 1, .cores = m->cores, .load = m->load, .poll = m->poll,
+			     .lat = m->lat, .fwrite_bw = m->fwrite_bw, .read_bw = m->read_bw,
+			     .write_bw = m->write_bw, .iops = m->iops };
+	double a[64], g;
+	unsigned i, s, n = 0, x, y;
+
+	m->overlap = 0;
+	params_bsp(m, 1, &L.l, &g);
+	for (i = 0; i < 6; i++) {
+		struct kjob *k = &c->kj[i];
+		struct mjob j = k->j;
+		struct mplan pl;
+
+		if (!k->n || plan_job(&j, (unsigned)m->cores))
+			continue;
+		build(&j, m, &pl);
+		for (s = 0; s < pl.n && s < k->n && n < 64; s++) {
+			struct mtime t;
+			double comp, big, small;
+
+			step_time(&pl.s[s], &j, m, &L, &t);
+			comp = dmax(t.cpu, t.chain);
+			big = dmax(dmax(t.disk, t.xfer), comp);
+			small = dmin(t.disk, comp);
+			if (small < 0.1 * big || big * pl.s[s].reps < 0.2 || !(k->secs[s] > 0))
+				continue;
+			a[n++] = (k->secs[s] - t.t) / small;	/* t.t: max + sync, no overlap */
+		}
+	}
+	for (x = 1; x < n; x++)		/* insertion sort, then the median */
+		for (y = x; y > 0 && a[y - 1] > a[y]; y--) {
+			double t = a[y];
+
+			a[y] = a[y - 1];
+			a[y - 1] = t;
+		}
+	if (n)
+		m->overlap = dmin(1, dmax(0, n % 2 ? a[n / 2] : (a[n / 2 - 1] + a[n / 2]) / 2));
 }
 
 /* l and g of p > 1 from bench/bsp-params.sh's CSV: kind empty / net, v = 64 */
@@ -2041,6 +2155,8 @@ static int cmd_calibrate(int argc, char **argv)
 		return rc;
 	if (!a.base && (rc = cal_kernels(&c, a.kruns)) != 0)
 		return rc;
+	if (!a.base)
+		cal_overlap(&c);
 	/* the setup run's fixed part: its end less what its bytes cost */
 	m.setup = dmax(0, c.end0 - (m.flush_bw > 0 ? c.w0 / m.flush_bw : 0));
 	if (a.bspcsv && (rc = cal_bsp_csv(&m, a.bspcsv)) != 0)

@@ -176,6 +176,30 @@ START_TEST(comm_threads_take_what_poll_p_says)
 }
 END_TEST
 
+/* "overlap a": a superstep takes the greater of its disk and compute
+ * times plus a times the lesser.  1 GiB sort, disk 1 GB/s, kernels 1 GB/s
+ * per core, k = 2: partition and sort+write each have D = 2 GiB / 1 GB/s
+ * and compute max(C/2, (F + C)/2) = 1 GiB / 1 GB/s, so a = 0.5 adds
+ * 0.5 * 2 * 1.074 s. */
+START_TEST(overlap_adds_a_share_of_the_lesser)
+{
+	char path[4200];
+	double t0, t5;
+	FILE *f;
+
+	params("o", 1e9, 1e9, 0);
+	t0 = predicted("sort --format u64 --params o --size 1G --procs 8 --threads 2");
+	snprintf(path, sizeof(path), "%s/o", dir);
+	f = fopen(path, "a");
+	ck_assert_ptr_nonnull(f);
+	fprintf(f, "overlap 0.5\n");
+	ck_assert_int_eq(fclose(f), 0);
+	t5 = predicted("sort --format u64 --params o --size 1G --procs 8 --threads 2");
+	ck_assert_msg(fabs(t5 - t0 - GIB / 1e9) < 0.01, "overlap 0.5 added %.4f s, want %.4f s",
+		      t5 - t0, GIB / 1e9);
+}
+END_TEST
+
 /* sgd: one superstep per H*batch rows of every shard, plus the last */
 START_TEST(sgd_supersteps_follow_the_batches)
 {
@@ -313,6 +337,7 @@ int main(void)
 	tcase_add_test(tc, cpu_bound_sort_uses_min_of_cores_and_threads);
 	tcase_add_test(tc, two_ranks_overlap_h_g_and_add_l);
 	tcase_add_test(tc, comm_threads_take_what_poll_p_says);
+	tcase_add_test(tc, overlap_adds_a_share_of_the_lesser);
 	tcase_add_test(tc, sgd_supersteps_follow_the_batches);
 	tcase_add_test(tc, stats_json_is_compared_per_superstep);
 	tcase_add_test(tc, projection_is_monotone_and_finds_the_limit);
