@@ -107,8 +107,11 @@ ubsan:
 	$(MAKE) check BUILD=build-ubsan OPT="-O1 -g" SAN="-fsanitize=undefined -fno-sanitize-recover=undefined"
 
 # ThreadSanitizer: VPs are fibers announced to TSan (pems/sched.c);
-# tests/tsan.supp lists what is suppressed and why.
+# tests/tsan.supp lists what is suppressed and why.  PEMS_TEST_REDUCED=1
+# (the caller's value wins): check_bsp and check_mpi_bsp leave out their
+# configurations of 256+ VPs, which take most of the time under TSan.
 tsan:
+	PEMS_TEST_REDUCED="$${PEMS_TEST_REDUCED:-1}" \
 	TSAN_OPTIONS="$${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1:suppressions=$(CURDIR)/tests/tsan.supp}" \
 	$(MAKE) check BUILD=build-tsan OPT="-O1 -g" SAN="-fsanitize=thread"
 

@@ -70,6 +70,13 @@ struct pems_tp {
 
 static bool mpi_on;
 static int mpi_rank, mpi_size;
+/* mpi_on, mpi_rank and mpi_size are written once, under world_lock, and
+ * then world_known is set (release): VPs of a job of one rank may all ask
+ * pems_rank() at once as their first call, and must neither start MPI
+ * twice nor write those three while others read them (found by make tsan
+ * in check_mpi_bsp -np 1, where mpi_on stays false). */
+static pthread_mutex_t world_lock = PTHREAD_MUTEX_INITIALIZER;
+static atomic_bool world_known;
 
 static void on_mpi(void (*fn)(void *), void *arg);
 
@@ -184,16 +191,23 @@ int pems_tp_world(unsigned *rank, unsigned *size)
 		*size = 1;
 		return 0;
 	}
-	MPI_Initialized(&init);
-	if (!init) {
-		if (mpi_init() != MPI_SUCCESS)
-			return -EIO;
-		MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
-		atexit(mpi_finalize);
+	pthread_mutex_lock(&world_lock);
+	if (!atomic_load_explicit(&world_known, memory_order_relaxed)) {
+		MPI_Initialized(&init);
+		if (!init) {
+			if (mpi_init() != MPI_SUCCESS) {
+				pthread_mutex_unlock(&world_lock);
+				return -EIO;
+			}
+			MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+			atexit(mpi_finalize);
+		}
+		MPI_Comm_rank(MPI_COMM_WORLD, &mpi_rank);
+		MPI_Comm_size(MPI_COMM_WORLD, &mpi_size);
+		mpi_on = mpi_size > 1;
+		atomic_store_explicit(&world_known, true, memory_order_release);
 	}
-	MPI_Comm_rank(MPI_COMM_WORLD, &mpi_rank);
-	MPI_Comm_size(MPI_COMM_WORLD, &mpi_size);
-	mpi_on = mpi_size > 1;
+	pthread_mutex_unlock(&world_lock);
 	*rank = (unsigned)mpi_rank;
 	*size = (unsigned)mpi_size;
 	return 0;
@@ -325,12 +339,15 @@ static struct tp_send *make_send(int rank, uint32_t kind, uint32_t origin, uint3
 
 static bool superstep_done(struct pems_tp *tp)
 {
-	bool q;
+	bool q, end;
 
+	/* want_end is the driver's, written under the lock (it enqueued
+	 * its END markers before, so seeing it means they are queued) */
 	pthread_mutex_lock(&tp->lock);
 	q = tp->queue != NULL;
+	end = tp->want_end;
 	pthread_mutex_unlock(&tp->lock);
-	return tp->want_end && !q && !tp->pending &&
+	return end && !q && !tp->pending &&
 	       tp->ends == tp->rt->nranks - 1 && !pems_io_inflight(tp->rt->tpw->io);
 }
 
@@ -619,30 +636,29 @@ char *pems_tp_alltoallv(struct pems_rt *rt, const char *send, const size_t *scou
 
 /* MPI starts on first use (under mpirun only), so these are right before
  * the first SPMD section too. */
-PEMS_API unsigned pems_rank(void)
+static void world_known_now(void)
 {
 	unsigned r, n;
 
-	if (!mpi_on && pems_tp_launched())
+	if (!atomic_load_explicit(&world_known, memory_order_acquire) && pems_tp_launched())
 		pems_tp_world(&r, &n);
+}
+
+PEMS_API unsigned pems_rank(void)
+{
+	world_known_now();
 	return mpi_on ? (unsigned)mpi_rank : 0;
 }
 
 PEMS_API unsigned pems_nranks(void)
 {
-	unsigned r, n;
-
-	if (!mpi_on && pems_tp_launched())
-		pems_tp_world(&r, &n);
+	world_known_now();
 	return mpi_on ? (unsigned)mpi_size : 1;
 }
 
 PEMS_API void pems_rank_barrier(void)
 {
-	unsigned r, n;
-
-	if (!mpi_on && pems_tp_launched())
-		pems_tp_world(&r, &n);
+	world_known_now();
 	if (mpi_on) {
 		struct mcall c = { .op = M_BARRIER };
 
