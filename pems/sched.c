@@ -83,15 +83,28 @@ void *__tsan_get_current_fiber(void);
 void *__tsan_create_fiber(unsigned flags);
 void __tsan_destroy_fiber(void *fiber);
 void __tsan_switch_to_fiber(void *fiber, unsigned flags);
+void __tsan_func_entry(void *call_pc);
 /* the fiber of the worker (thread) that runs the current VP */
 static __thread void *tls_tsan_worker;
-/* worker -> VP: remember where to come back to, enter the VP's fiber */
-static void tsan_enter(struct pems_vp *vp)
+/* Frames given to the fiber of a VP restored from a checkpoint: it goes
+ * on in the middle of the calls it was saved in, and every return out of
+ * them pops TSan's shadow stack of its new, empty fiber; without these
+ * the pops run below its start (a crash inside TSan at the next report
+ * or mutex).  More than any chain from a VP's function to its switch. */
+#define TSAN_RESUME_FRAMES 64
+/* worker -> VP: remember where to come back to, enter the VP's fiber;
+ * made: the VP's context comes from makecontext (not a checkpoint) */
+static void tsan_enter(struct pems_vp *vp, bool made)
 {
-	if (!vp->tsan_fiber)
+	bool fresh = !vp->tsan_fiber;
+	int i;
+
+	if (fresh)
 		vp->tsan_fiber = __tsan_create_fiber(0);
 	tls_tsan_worker = __tsan_get_current_fiber();
 	__tsan_switch_to_fiber(vp->tsan_fiber, 0);
+	for (i = 0; fresh && !made && i < TSAN_RESUME_FRAMES; i++)
+		__tsan_func_entry(__builtin_return_address(0));
 }
 /* VP -> worker, on the VP's stack */
 static void tsan_leave(void)
@@ -106,7 +119,7 @@ static void tsan_drop(struct pems_vp *vp)
 	vp->tsan_fiber = NULL;
 }
 #else
-#define tsan_enter(vp) ((void)(vp))
+#define tsan_enter(vp, made) ((void)(vp), (void)(made))
 #define tsan_leave() ((void)0)
 #define tsan_drop(vp) ((void)(vp))
 #endif
@@ -366,8 +379,10 @@ static void vp_trampoline(void)
 static void run(struct pems_worker *w, struct pems_vp *vp)
 {
 	double t0;
+	bool made;
 
-	if (vp->state == VP_NEW) {
+	made = vp->state == VP_NEW;
+	if (made) {
 		getcontext(&vp->uc);
 		vp->uc.uc_stack.ss_sp = vp->base + w->rt->mu - w->rt->stack;
 		vp->uc.uc_stack.ss_size = w->rt->stack;
@@ -379,7 +394,7 @@ static void run(struct pems_worker *w, struct pems_vp *vp)
 	w->cur = vp;
 	t0 = pems_now();
 	FIBER_START(&w->fake_stack, vp->base + w->rt->mu - w->rt->stack, w->rt->stack);
-	tsan_enter(vp);
+	tsan_enter(vp, made);
 	if (swapcontext(&w->uc, &vp->uc))
 		pems_fatal("swapcontext: %s", strerror(errno));
 	FIBER_FINISH(w->fake_stack, NULL, NULL);
@@ -930,7 +945,7 @@ static void run_post_bsp(struct pems_rt *rt)
 	rt->post_bsp = false;
 	vp->past_end = true;	/* BSP calls now abort (bsp.c) */
 	FIBER_START(&mw.fake_stack, vp->base + rt->mu - rt->stack, rt->stack);
-	tsan_enter(vp);
+	tsan_enter(vp, false);
 	swapcontext(&mw.uc, &vp->uc);
 	FIBER_FINISH(mw.fake_stack, NULL, NULL);
 	tsan_drop(vp);
@@ -1023,9 +1038,12 @@ int pems_rt_run(void (*entry)(void *), void *arg, unsigned maxprocs)
 		pems_msg_swap(rt);
 		rt->superstep++;
 		pems_ckpt_barrier(rt, &rc);
-		pems_tp_resume(rt);
+		/* before the comm thread runs again: a hook that reads the
+		 * statistics (pems_get_stats) must not race with its counters
+		 * (found by make tsan: test_mpi_aggregate, cli/model.c) */
 		if (rt->progress)
 			rt->progress(rt->superstep, rt->progress_arg);
+		pems_tp_resume(rt);
 	}
 	workers_stop(rt);
 	pems_ckpt_finish(rt);
