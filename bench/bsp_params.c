@@ -11,6 +11,13 @@
  *       the next rank (VP p + v/P; on one rank p + v/2), so each rank
  *       sends and receives h = (v/P)*H bytes per superstep; the fit is
  *       over that per-rank h
+ *   bsp_params busy --v V --work USEC [--steps N]
+ *       N supersteps in each of which every VP spins USEC microseconds
+ *       of its thread's CPU time: the superstep latency under busy
+ *       workers.  Prints the wall seconds per superstep and the CPU
+ *       seconds per superstep of every thread of this rank (the model's
+ *       lbusy = wall - p * cpu / cores: what a superstep costs beyond
+ *       the CPU its work and the runtime need)
  *   bsp_params a2a --sizes B1,B2,...        (v = P: one VP per rank)
  *       pems_alltoallv where every VP sends an equal block of B/P bytes to
  *       every VP: h = B bytes sent per rank; compare bench/mpi/alltoallv.c
@@ -28,12 +35,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "pems.h"
 
 #define MAXSIZES 32
 
-enum mode { M_EMPTY, M_HREL, M_A2A };
+enum mode { M_EMPTY, M_HREL, M_A2A, M_BUSY };
 
 struct job {
 	enum mode mode;
@@ -43,6 +51,8 @@ struct job {
 	double secs[MAXSIZES];		/* per superstep (median), filled on rank 0 */
 	double *t;			/* reps + 1 start times of VP 0 */
 	double l_empty;
+	double work;			/* busy: seconds of CPU per VP per superstep */
+	double cpu;			/* busy: this rank's CPU seconds per superstep */
 };
 
 /* ---- the SPMD programs ---- */
@@ -79,6 +89,50 @@ static void empty_spmd(void *arg)
 		bsp_sync();
 	if (bsp_pid() == 0)
 		j->l_empty = (bsp_time() - t0) / j->steps;
+}
+
+static double clock_secs(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* Spin @secs of this thread's CPU time (a VP's compute). */
+static void spin(double secs)
+{
+	double end = clock_secs(CLOCK_THREAD_CPUTIME_ID) + secs;
+	volatile unsigned long x = 0;
+
+	while (clock_secs(CLOCK_THREAD_CPUTIME_ID) < end)
+		for (unsigned i = 0; i < 1000; i++)
+			x += i;
+}
+
+/* Many short supersteps with work: the barrier while the workers of
+ * every rank compute, as sgd's 95 supersteps per epoch meet it (the
+ * empty supersteps' l is that of idle workers). */
+static void busy_spmd(void *arg)
+{
+	struct job *j = arg;
+	unsigned i;
+	double t0 = 0, c0 = 0;
+
+	spin(j->work);		/* warm-up superstep */
+	bsp_sync();
+	if (bsp_pid() == 0) {
+		t0 = bsp_time();
+		c0 = clock_secs(CLOCK_PROCESS_CPUTIME_ID);
+	}
+	for (i = 0; i < j->steps; i++) {
+		spin(j->work);
+		bsp_sync();
+	}
+	if (bsp_pid() == 0) {
+		j->l_empty = (bsp_time() - t0) / j->steps;
+		j->cpu = (clock_secs(CLOCK_PROCESS_CPUTIME_ID) - c0) / j->steps;
+	}
 }
 
 static void hrel_spmd(void *arg)
@@ -182,9 +236,9 @@ static void fit(const double *x, const double *y, unsigned n, double *l, double 
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: bsp_params empty|hrel|a2a [--v V] [--sizes H1,H2,...] [--kind NAME]\n"
+		"usage: bsp_params empty|hrel|a2a|busy [--v V] [--sizes H1,H2,...] [--kind NAME]\n"
 		"                  [--mu SIZE] [--mem SIZE] [--threads K] [--tmp DIR]\n"
-		"                  [--reps R] [--steps N] [--points]\n");
+		"                  [--reps R] [--steps N] [--work USEC] [--points]\n");
 	exit(2);
 }
 
@@ -233,6 +287,8 @@ int main(int argc, char **argv)
 		j.mode = M_HREL, j.kind = "net";
 	else if (!strcmp(argv[1], "a2a"))
 		j.mode = M_A2A, j.kind = "alltoallv-pems";
+	else if (!strcmp(argv[1], "busy"))
+		j.mode = M_BUSY, j.kind = "busy";
 	else
 		usage();
 	pems_rank_barrier();	/* MPI up before pems_nranks() */
@@ -271,12 +327,14 @@ int main(int argc, char **argv)
 			j.reps = (unsigned)atoi(val);
 		else if (!strcmp(o, "--steps"))
 			j.steps = (unsigned)atoi(val);
+		else if (!strcmp(o, "--work"))
+			j.work = atof(val) * 1e-6;
 		else
 			usage();
 	}
 	if (j.mode == M_A2A || !j.v)
 		j.v = j.ranks;
-	if ((j.mode != M_EMPTY && !j.nsizes) || !j.reps || j.reps > 255 || !j.steps)
+	if ((j.mode != M_EMPTY && j.mode != M_BUSY && !j.nsizes) || (j.mode == M_BUSY && !(j.work > 0)) || !j.reps || j.reps > 255 || !j.steps)
 		usage();
 	j.t = calloc(j.reps + 1, sizeof(double));
 	cfg.procs = j.v;
@@ -285,8 +343,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bsp_params: error: bad configuration: %s\n", pems_strerror(rc));
 		return 1;
 	}
-	rc = pems_spmd(j.mode == M_EMPTY ? empty_spmd : j.mode == M_HREL ? hrel_spmd : a2a_spmd,
-		       &j);
+	rc = pems_spmd(j.mode == M_EMPTY ? empty_spmd : j.mode == M_HREL ? hrel_spmd :
+		       j.mode == M_BUSY ? busy_spmd : a2a_spmd, &j);
 	if (rc) {
 		fprintf(stderr, "bsp_params: error: the run failed: %s\n", pems_strerror(rc));
 		return 1;
@@ -294,6 +352,11 @@ int main(int argc, char **argv)
 	pems_get_stats(&st);
 	if (pems_rank() != 0)
 		return 0;
+	if (j.mode == M_BUSY) {
+		printf("bench=bsp-params-busy p=%u v=%u k=%u work_us=%.0f steps=%u secs=%.9f rank_cpu=%.9f\n",
+		       j.ranks, j.v, cfg.threads, j.work * 1e6, j.steps, j.l_empty, j.cpu);
+		return 0;
+	}
 	if (j.mode == M_EMPTY) {
 		printf("bench=bsp-params p=%u v=%u kind=%s l=%.9f g=nan r2=nan\n", j.ranks, j.v,
 		       j.kind, j.l_empty);

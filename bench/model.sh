@@ -7,6 +7,8 @@
 #
 #   BUILD=build MODEL_TMP=/work/scratch/model HOLD="/work/wt/lock.sh quiet" bash bench/model.sh
 #   bash bench/model.sh calibrate          only the calibration (one hold)
+#   bash bench/model.sh calibrate-mpi      only its cpu_alg and lbusy lines,
+#                                          appended to RESULTS_DIR's params
 #   bash bench/model.sh group CASE SIZE    only one group of runs (one hold)
 #   bash bench/model.sh --report DIR       predict DIR's runs again with
 #                                          DIR/model-base.params and the
@@ -147,6 +149,97 @@ print((s[2]["cpu"] + s[3]["cpu"]) * j["p"])' "$j"
 	rm -f "$j" "$in" "$TMP"/cpu.[0-9]*
 }
 
+# cal_gen KIND FILE: a 1 GiB calibration input, seed 7 (every validation
+# input is 512 MiB or 1.5 GiB, seed 42); kv with 10^6 groups (validation:
+# 10^3 and 10^7)
+cal_gen() {
+	local b=$((1 << 30))
+	case $1 in
+	sort-rec100) "$RUN" gen --format rec100 --count $((b / 100)) --seed 7 --quiet "$2" ;;
+	aggregate) "$RUN" gen --format kv --count $((b / 16)) --groups 1000000 --seed 7 --quiet "$2" ;;
+	sgd) "$RUN" gen --format dense --model linear --count $((b / 260)) --dim 64 --noise 0.5 \
+		--seed 7 --quiet "$2" ;;
+	esac && sync "$2"
+}
+
+# cal_job KIND IN: the pems-run command line of a calibration run
+cal_job() {
+	case $1 in
+	sort-rec100) echo "sort --format rec100 $2 $TMP/cal.out" ;;
+	aggregate) echo "aggregate --agg count,sum $2 $TMP/cal.out" ;;
+	sgd) echo "sgd --model linear --data $2 --format dense --sync local --local-steps 64 --epochs 1 --out $TMP/cal.out" ;;
+	esac
+}
+
+# cpu_alg_mpi: "cpu_alg KIND P F" lines: CPU seconds (every thread of
+# every rank, all supersteps) of the rec100 sort, the aggregate and the
+# sgd on their 1 GiB calibration inputs under mpirun -np P over the same
+# at P = 1 (the less of two runs each; after one unrecorded warm-up run
+# of each input, whose first O_DIRECT pass the host's cache may not
+# have seen).  The u64 sort keeps cpu_mpi's "cpu_p" lines.  The sgd's
+# run JSONs stay in $TMP/cal-sgd-pP-iI.json for lbusy_mpi.
+cpu_alg_mpi() {
+	local kind np i in j c1 a
+	sed -i '/^cpu_alg /d; /^lbusy /d; /^# busy-spin /d' "$BASE"
+	for kind in sort-rec100 aggregate sgd; do
+		in=$TMP/cal.$kind
+		cal_gen "$kind" "$in" || err "gen $kind failed"
+		c1=
+		for np in 0 $NPS; do	# 0: the warm-up (p = 1, not recorded)
+			for i in 1 2; do
+				[[ $np == 0 && $i == 2 ]] && continue
+				rm -rf "${TMP:?}/scratch/"r* "$TMP/cal.out" "$TMP/cal.out".*
+				mkdir -p "$TMP/scratch/r"{0,1,2,3}
+				j=$TMP/cal-$kind-p$np-i$i.json
+				read -ra a <<<"$(cal_job "$kind" "$in")"
+				mpirun --oversubscribe --bind-to none -np "$((np ? np : 1))" "$RUN" "${a[0]}" \
+					--mem "$(mem_of "$((np ? np : 1))")" --tmp "$TMP/scratch/r%r" --quiet \
+					--stats-json "$j" "${a[@]:1}" >/dev/null 2>&1 ||
+					err "calibration $kind at p=$np failed"
+				[[ $np == 0 ]] && continue
+				python3 -c 'import json, sys; j = json.load(open(sys.argv[1]))
+print(sum(s["cpu"] for s in j["steps"]) * j["p"])' "$j"
+			done | sort -g | head -1 >"$TMP/cpu.$np"
+			[[ $np == 0 ]] && continue
+			[[ $np == 1 ]] && c1=$(cat "$TMP/cpu.1")
+			awk -v k="$kind" -v p="$np" -v c="$(cat "$TMP/cpu.$np")" -v c1="$c1" \
+				'BEGIN { if (p > 1) printf "cpu_alg %s %d %.4f\n", k, p, c / c1 }' >>"$BASE"
+		done
+		rm -f "$in" "$in".weights "$TMP/cal.out" "$TMP/cal.out".* "$TMP"/cpu.[0-9]*
+		[[ $kind == sgd ]] || rm -f "$TMP"/cal-"$kind"-p*.json
+	done
+}
+
+# lbusy_mpi: "lbusy P S" lines: what a training superstep of the
+# calibration sgd (cpu_alg_mpi's runs: 1 GiB, seed 7, 64 local steps,
+# --mem MEM_TOTAL/P) took under mpirun -np P beyond the model's
+# prediction of it without l (disk, compute with cpu_alg, chain), per
+# superstep, plus the idle l(P): the superstep latency of a loop of short
+# supersteps with every worker busy (median of the two runs; at least
+# the idle l).  Also "# busy-spin" comment lines: bench/bsp_params busy,
+# the same loop with the work a spin of the sgd's CPU per VP and
+# superstep and no I/O, which says how much of it is the barrier itself.
+lbusy_mpi() {
+	local np i j out l n
+	for np in $NPS; do
+		l=$(awk -v p="$np" '$1 == "bsp" && $2 == p { print $3 }' "$BASE")
+		for i in 1 2; do
+			j=$TMP/cal-sgd-p$np-i$i.json
+			out=$("$RUN" model predict sgd --dim 64 --local-steps 64 --epochs 1 \
+				--params "$BASE" --stats-json "$j") || err "predict $j failed"
+			awk '$2 == "train" { split($1, r, "-"); n = r[2] - r[1] + 1
+				print ($(NF - 1) - $(NF - 2)) / n }' <<<"$out"
+		done | median | awk -v p="$np" -v l="${l:-0}" \
+			'{ x = $1 + l; printf "lbusy %d %.6f\n", p, (x > l ? x : l) }' >>"$BASE"
+		n=$(python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); s = j["steps"][1:-1]
+print("%.0f" % (1e6 * sum(x["cpu"] for x in s) * j["p"] / len(s) / j["v"]))' "$TMP/cal-sgd-p$np-i1.json")
+		mpirun --oversubscribe --bind-to none -np "$np" "$BUILD/bench/bsp_params" busy --v 16 \
+			--threads 2 --work "$n" --steps 200 --tmp "$TMP/scratch/r0" |
+			sed 's/^/# busy-spin /' >>"$BASE"
+	done
+	rm -f "$TMP"/cal-sgd-p*.json
+}
+
 calibrate() {
 	BSP_CSV=${BSP_CSV:-$(ls -1 "$ROOT"/bench/results/*/bsp-params.csv 2>/dev/null | tail -1)}
 	[[ -f $BSP_CSV ]] || err "no bsp-params.csv; run bench/bsp-params.sh first"
@@ -155,6 +248,8 @@ calibrate() {
 		err "calibration failed"
 	setup_mpi
 	cpu_mpi
+	cpu_alg_mpi
+	lbusy_mpi
 }
 
 # gen CASE SIZE FILE
@@ -303,6 +398,7 @@ case ${1:-all} in
 --report) RESULTS_DIR=${2:?usage: bench/model.sh --report DIR}; BASE=$RESULTS_DIR/model-base.params
 	RUNS=$RESULTS_DIR/model-runs.csv; repredict; report; exit 0 ;;
 calibrate) calibrate; exit 0 ;;
+calibrate-mpi) cpu_alg_mpi; lbusy_mpi; exit 0 ;;
 group) group "${2:?CASE}" "${3:?SIZE}"; exit 0 ;;
 all) ;;
 *) err "usage: bench/model.sh [calibrate | group CASE SIZE | --report DIR]" ;;

@@ -84,6 +84,10 @@ struct mparams {
 	struct { unsigned p; double cores; } poll_p[MAXBSP];	/* "poll_p P C" */
 	unsigned ncpu;
 	struct { unsigned p; double f; } cpu_p[MAXBSP];	/* "cpu_p P F" */
+	unsigned ncpua;
+	struct { char algo[16]; unsigned p; double f; } cpu_a[4 * MAXBSP];	/* "cpu_alg A P F" */
+	unsigned nlbusy;
+	struct { unsigned p; double secs; } lbusy[MAXBSP];	/* "lbusy P S" */
 };
 
 static const struct pkey {
@@ -152,6 +156,10 @@ static int params_write(const char *path, struct mparams *m)
 		fprintf(f, "poll_p %u %.6g\n", m->poll_p[i].p, m->poll_p[i].cores);
 	for (i = 0; i < m->ncpu; i++)
 		fprintf(f, "cpu_p %u %.6g\n", m->cpu_p[i].p, m->cpu_p[i].f);
+	for (i = 0; i < m->ncpua; i++)
+		fprintf(f, "cpu_alg %s %u %.6g\n", m->cpu_a[i].algo, m->cpu_a[i].p, m->cpu_a[i].f);
+	for (i = 0; i < m->nlbusy; i++)
+		fprintf(f, "lbusy %u %.6g\n", m->lbusy[i].p, m->lbusy[i].secs);
 	if (fclose(f)) {
 		cli_error("model: cannot write '%s': %s", path, strerror(errno));
 		return CLI_EXIT_FAIL;
@@ -186,6 +194,21 @@ static int params_line(struct mparams *m, char *line)
 			return -1;
 		m->cpu_p[m->ncpu].p = p;
 		m->cpu_p[m->ncpu++].f = x;
+		return 0;
+	}
+	if (sscanf(line, "cpu_alg %15s %u %lf", key, &p, &x) == 3) {
+		if (m->ncpua >= 4 * MAXBSP || !(x > 0))
+			return -1;
+		memcpy(m->cpu_a[m->ncpua].algo, key, 16);	/* %15s: NUL within 16 */
+		m->cpu_a[m->ncpua].p = p;
+		m->cpu_a[m->ncpua++].f = x;
+		return 0;
+	}
+	if (sscanf(line, "lbusy %u %lf", &p, &x) == 2) {
+		if (m->nlbusy >= MAXBSP || !(x >= 0))
+			return -1;
+		m->lbusy[m->nlbusy].p = p;
+		m->lbusy[m->nlbusy++].secs = x;
 		return 0;
 	}
 	if (sscanf(line, "poll_p %u %lf", &p, &x) == 2) {
@@ -301,16 +324,35 @@ static double params_poll(const struct mparams *m, unsigned p)
 }
 
 /* CPU seconds of p ranks on this machine per CPU second of the same
- * work at p = 1: "cpu_p P F" lines (bench/model.sh: a sort under mpirun
- * -np P, every thread's CPU, comm threads and MPI copies included); 0
- * when not measured */
-static double params_cpu(const struct mparams *m, unsigned p)
+ * work at p = 1: "cpu_alg ALGO P F" lines for the job's algorithm
+ * (bench/model.sh: that algorithm under mpirun -np P on a calibration
+ * input; ALGO is sort-u64, sort-rec100, aggregate or sgd), else "cpu_p P
+ * F" (a u64 sort), every thread's CPU, comm threads and MPI copies
+ * included; 0 when not measured */
+static double params_cpu(const struct mparams *m, unsigned p, const char *algo)
 {
 	unsigned i;
 
+	for (i = 0; i < m->ncpua; i++)
+		if (m->cpu_a[i].p == p && algo && !strcmp(m->cpu_a[i].algo, algo))
+			return m->cpu_a[i].f;
 	for (i = 0; i < m->ncpu; i++)
 		if (m->cpu_p[i].p == p)
 			return m->cpu_p[i].f;
+	return 0;
+}
+
+/* seconds a superstep of a many-superstep loop costs at p ranks beyond
+ * the model's max of disk and compute, measured under busy workers
+ * ("lbusy P S", bench/model.sh: an sgd of a calibration input under
+ * mpirun -np P); 0 when not measured (the idle l then holds) */
+static double params_lbusy(const struct mparams *m, unsigned p)
+{
+	unsigned i;
+
+	for (i = 0; i < m->nlbusy; i++)
+		if (m->lbusy[i].p == p)
+			return m->lbusy[i].secs;
 	return 0;
 }
 
@@ -358,7 +400,16 @@ struct mlayout {
 	double cores, load, poll, read_bw, write_bw, fwrite_bw, iops, lat;	/* per node */
 	double g, l;				/* s per byte per rank; s per superstep */
 	double cpu_f;				/* cpu_p of the ranks on a node, 0: none */
+	double lbusy;				/* l of repeated supersteps under load, 0: l */
 };
+
+/* the name of the job's "cpu_alg" lines */
+static const char *cpu_key(const struct mjob *j)
+{
+	if (j->algo == A_SORT)
+		return j->rec100 ? "sort-rec100" : "sort-u64";
+	return j->algo == A_AGG ? "aggregate" : "sgd";
+}
 
 static double dmin(double a, double b) { return a < b ? a : b; }
 static double dmax(double a, double b) { return a > b ? a : b; }
@@ -608,7 +659,9 @@ static void step_time(const struct mstep *s, const struct mjob *j, const struct 
 	/* the overlap is not perfect: a share of the lesser of the disk and
 	 * the compute (calibrated on the kernel runs) adds to the greater */
 	o->t += m->overlap * dmin(o->disk, dmax(o->cpu, o->chain));
-	o->t += o->comm + s->serial + L->l;
+	/* a loop of identical supersteps (sgd) pays the latency measured
+	 * under busy workers when calibrated, else the idle l */
+	o->t += o->comm + s->serial + (s->reps > 1 && L->lbusy > 0 ? L->lbusy : L->l);
 }
 
 /* ---- the measured side: --stats-json with "steps" ---- */
@@ -1200,7 +1253,8 @@ static int cmd_predict(int argc, char **argv)
 		goto out;
 	L = (struct mlayout){ .nodes = 1, .cores = m.cores, .load = m.load,
 			      .poll = params_poll(&m, a.job.p), .lat = m.lat,
-			      .cpu_f = params_cpu(&m, a.job.p),
+			      .cpu_f = params_cpu(&m, a.job.p, cpu_key(&a.job)),
+			      .lbusy = params_lbusy(&m, a.job.p),
 			      .fwrite_bw = m.fwrite_bw, .read_bw = m.read_bw,
 			      .write_bw = m.write_bw, .iops = m.iops };
 	if (params_bsp(&m, a.job.p, &L.l, &L.g)) {
@@ -1225,6 +1279,8 @@ static int cmd_predict(int argc, char **argv)
 	       cores_for(&L, &a.job), m.load, a.job.p > 1 && !(L.cpu_f > 0) ? L.poll : 0);
 	if (L.cpu_f > 0)
 		printf("; kernel work x %.2f at p = %u", L.cpu_f, a.job.p);
+	if (L.lbusy > 0)
+		printf("; repeated supersteps pay lbusy %.2f ms", L.lbusy * 1e3);
 	putchar(')');
 	if (a.json)
 		printf("; the run used %.2f cores (CPU s / wall s, every thread)", ms.cpu / ms.secs);
