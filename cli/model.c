@@ -1720,13 +1720,28 @@ static int disk_test(struct cal *c, const char *dir, double size, struct disk_jo
 	return 0;
 }
 
+static double median3(double a, double b, double c)
+{
+	return a > b ? (b > c ? b : a > c ? c : a) : (a > c ? a : b > c ? c : b);
+}
+
+/* The disk of this VM is cached by its host: one test gave writes at
+ * 0.99 and, 13 minutes later, 1.79 GB/s.  So a warm-up test of a quarter
+ * of the size first (not recorded: the first pass over new blocks), then
+ * three tests, and each figure is the median of its three. */
 static int cal_disk(struct cal *c)
 {
-	struct disk_job d;
-	int rc = disk_test(c, c->dir, c->size, &d);
+	struct disk_job d, r[3];
+	unsigned i, t;
+	int rc = disk_test(c, c->dir, c->size / 4, &d);
 
+	for (t = 0; !rc && t < 3; t++)
+		rc = disk_test(c, c->dir, c->size, &r[t]);
 	if (rc)
 		return rc;
+	d = r[0];
+	for (i = 0; i < 5; i++)
+		d.secs[i] = median3(r[0].secs[i], r[1].secs[i], r[2].secs[i]);
 	c->m->write_bw = d.per_vp * c->k / d.secs[0];
 	c->m->fwrite_bw = d.per_vp * c->k / d.secs[1];
 	c->m->read_bw = d.per_vp * c->k / d.secs[2];

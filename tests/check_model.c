@@ -176,6 +176,38 @@ START_TEST(comm_threads_take_what_poll_p_says)
 }
 END_TEST
 
+/* "lbusy P S": a loop of identical supersteps (sgd's training) pays S per
+ * superstep at p ranks instead of the idle l(p) = 0.01; the sort's four
+ * supersteps keep l.  "cpu_alg ALGO P F": the CPU factor of p ranks for
+ * that algorithm only (here the rec100 sort; the u64 sort unchanged). */
+START_TEST(lbusy_and_cpu_alg_apply_where_they_belong)
+{
+	char path[4200];
+	double n = floor((GIB - 16) / 260), spe = ceil(ceil(n / 16) / (64 * 64));
+	double s0, s1, u0, u1, r0, r1, want;
+	FILE *f;
+
+	params("b", 1e15, 1e8, 0);
+	s0 = predicted("sgd --params b --size 1G --procs-mpi 2");
+	u0 = predicted("sort --format u64 --params b --size 1G --procs 8 --procs-mpi 2");
+	r0 = predicted("sort --format rec100 --params b --size 1G --procs 8 --procs-mpi 2");
+	snprintf(path, sizeof(path), "%s/b", dir);
+	f = fopen(path, "a");
+	ck_assert_ptr_nonnull(f);
+	fprintf(f, "lbusy 2 0.05\ncpu_alg sort-rec100 2 2\n");
+	ck_assert_int_eq(fclose(f), 0);
+	s1 = predicted("sgd --params b --size 1G --procs-mpi 2");
+	u1 = predicted("sort --format u64 --params b --size 1G --procs 8 --procs-mpi 2");
+	r1 = predicted("sort --format rec100 --params b --size 1G --procs 8 --procs-mpi 2");
+	want = spe * (0.05 - 0.01);
+	ck_assert_msg(fabs(s1 - s0 - want) < 1e-3 + 1e-3 * want, "sgd: +%.4f s, want +%.4f s",
+		      s1 - s0, want);
+	ck_assert_msg(fabs(u1 - u0) < 1e-4, "u64 sort moved: %.4f -> %.4f s", u0, u1);
+	want = 2 * (r0 - 0.5 - 4 * 0.01) + 0.5 + 4 * 0.01;
+	ck_assert_msg(fabs(r1 - want) < 0.01 * want, "rec100 x2: %.4f s, want %.4f s", r1, want);
+}
+END_TEST
+
 /* "overlap a": a superstep takes the greater of its disk and compute
  * times plus a times the lesser.  1 GiB sort, disk 1 GB/s, kernels 1 GB/s
  * per core, k = 2: partition and sort+write each have D = 2 GiB / 1 GB/s
@@ -337,6 +369,7 @@ int main(void)
 	tcase_add_test(tc, cpu_bound_sort_uses_min_of_cores_and_threads);
 	tcase_add_test(tc, two_ranks_overlap_h_g_and_add_l);
 	tcase_add_test(tc, comm_threads_take_what_poll_p_says);
+	tcase_add_test(tc, lbusy_and_cpu_alg_apply_where_they_belong);
 	tcase_add_test(tc, overlap_adds_a_share_of_the_lesser);
 	tcase_add_test(tc, sgd_supersteps_follow_the_batches);
 	tcase_add_test(tc, stats_json_is_compared_per_superstep);
