@@ -155,6 +155,7 @@ print((s[2]["cpu"] + s[3]["cpu"]) * j["p"])' "$j"
 cal_gen() {
 	local b=$((1 << 30))
 	case $1 in
+	sort-u64) "$RUN" gen --format u64 --count $((b / 8)) --seed 7 --quiet "$2" ;;
 	sort-rec100) "$RUN" gen --format rec100 --count $((b / 100)) --seed 7 --quiet "$2" ;;
 	aggregate) "$RUN" gen --format kv --count $((b / 16)) --groups 1000000 --seed 7 --quiet "$2" ;;
 	sgd) "$RUN" gen --format dense --model linear --count $((b / 260)) --dim 64 --noise 0.5 \
@@ -165,6 +166,7 @@ cal_gen() {
 # cal_job KIND IN: the pems-run command line of a calibration run
 cal_job() {
 	case $1 in
+	sort-u64) echo "sort --format u64 $2 $TMP/cal.out" ;;
 	sort-rec100) echo "sort --format rec100 $2 $TMP/cal.out" ;;
 	aggregate) echo "aggregate --agg count,sum $2 $TMP/cal.out" ;;
 	sgd) echo "sgd --model linear --data $2 --format dense --sync local --local-steps 64 --epochs 1 --out $TMP/cal.out" ;;
@@ -180,8 +182,8 @@ cal_job() {
 # run JSONs stay in $TMP/cal-sgd-pP-iI.json for lbusy_mpi.
 cpu_alg_mpi() {
 	local kind np i in j c1 a
-	sed -i '/^cpu_alg /d; /^lbusy /d; /^# busy-spin /d' "$BASE"
-	for kind in sort-rec100 aggregate sgd; do
+	sed -i '/^cpu_alg /d; /^cpu_step /d; /^lbusy /d; /^# busy-spin /d; /^# cpu_alg, /d' "$BASE"
+	for kind in sort-u64 sort-rec100 aggregate sgd; do
 		in=$TMP/cal.$kind
 		cal_gen "$kind" "$in" || err "gen $kind failed"
 		c1=
@@ -205,9 +207,31 @@ print(sum(s["cpu"] for s in j["steps"]) * j["p"])' "$j"
 			awk -v k="$kind" -v p="$np" -v c="$(cat "$TMP/cpu.$np")" -v c1="$c1" \
 				'BEGIN { if (p > 1) printf "cpu_alg %s %d %.4f\n", k, p, c / c1 }' >>"$BASE"
 		done
+		[[ $kind == sgd ]] || cpu_steps "$kind"
 		rm -f "$in" "$in".weights "$TMP/cal.out" "$TMP/cal.out".* "$TMP"/cpu.[0-9]*
 		[[ $kind == sgd ]] || rm -f "$TMP"/cal-"$kind"-p*.json
 	done
+}
+
+# cpu_steps KIND: "cpu_step KIND S P F" lines from cpu_alg_mpi's runs:
+# the same ratio for each superstep S that holds at least 5 % of the CPU
+# at p = 1 (the less of the two runs at each p, per superstep)
+cpu_steps() {
+	python3 - "$1" "$TMP" $NPS >>"$BASE" <<-'EOF'
+		import glob, json, sys
+		kind, tmp, nps = sys.argv[1], sys.argv[2], [int(x) for x in sys.argv[3:]]
+		def cpu(p):
+		    runs = [json.load(open(f)) for f in glob.glob("%s/cal-%s-p%d-i*.json" % (tmp, kind, p))]
+		    return [min(r["steps"][i]["cpu"] * r["p"] for r in runs) for i in range(len(runs[0]["steps"]))]
+		c1 = cpu(1)
+		for p in nps:
+		    if p == 1:
+		        continue
+		    cp = cpu(p)
+		    for i, (a, b) in enumerate(zip(c1, cp)):
+		        if a >= 0.05 * sum(c1) and a > 0:
+		            print("cpu_step %s %d %d %.4f" % (kind, i, p, b / a))
+	EOF
 }
 
 # lbusy_mpi: "lbusy P S" lines: what a training superstep of the

@@ -88,6 +88,8 @@ struct mparams {
 	struct { char algo[16]; unsigned p; double f; } cpu_a[4 * MAXBSP];	/* "cpu_alg A P F" */
 	unsigned nlbusy;
 	struct { unsigned p; double secs; } lbusy[MAXBSP];	/* "lbusy P S" */
+	unsigned ncpus;
+	struct { char algo[16]; unsigned step, p; double f; } cpu_s[16 * MAXBSP];	/* "cpu_step A S P F" */
 };
 
 static const struct pkey {
@@ -160,6 +162,9 @@ static int params_write(const char *path, struct mparams *m)
 		fprintf(f, "cpu_alg %s %u %.6g\n", m->cpu_a[i].algo, m->cpu_a[i].p, m->cpu_a[i].f);
 	for (i = 0; i < m->nlbusy; i++)
 		fprintf(f, "lbusy %u %.6g\n", m->lbusy[i].p, m->lbusy[i].secs);
+	for (i = 0; i < m->ncpus; i++)
+		fprintf(f, "cpu_step %s %u %u %.6g\n", m->cpu_s[i].algo, m->cpu_s[i].step,
+			m->cpu_s[i].p, m->cpu_s[i].f);
 	if (fclose(f)) {
 		cli_error("model: cannot write '%s': %s", path, strerror(errno));
 		return CLI_EXIT_FAIL;
@@ -171,7 +176,7 @@ static int params_line(struct mparams *m, char *line)
 {
 	char key[64];
 	double x, y;
-	unsigned p;
+	unsigned p, st;
 	size_t i;
 
 	if (sscanf(line, "bsp %u %lf %lf", &p, &x, &y) == 3) {
@@ -202,6 +207,15 @@ static int params_line(struct mparams *m, char *line)
 		memcpy(m->cpu_a[m->ncpua].algo, key, 16);	/* %15s: NUL within 16 */
 		m->cpu_a[m->ncpua].p = p;
 		m->cpu_a[m->ncpua++].f = x;
+		return 0;
+	}
+	if (sscanf(line, "cpu_step %15s %u %u %lf", key, &st, &p, &x) == 4) {
+		if (m->ncpus >= 16 * MAXBSP || !(x > 0))
+			return -1;
+		memcpy(m->cpu_s[m->ncpus].algo, key, 16);	/* %15s: NUL within 16 */
+		m->cpu_s[m->ncpus].step = st;
+		m->cpu_s[m->ncpus].p = p;
+		m->cpu_s[m->ncpus++].f = x;
 		return 0;
 	}
 	if (sscanf(line, "lbusy %u %lf", &p, &x) == 2) {
@@ -342,6 +356,20 @@ static double params_cpu(const struct mparams *m, unsigned p, const char *algo)
 	return 0;
 }
 
+/* the CPU factor of p ranks for superstep @step of @algo: "cpu_step
+ * ALGO STEP P F" (bench/model.sh: that superstep's CPU under mpirun -np P
+ * over p = 1, on the calibration input), else the algorithm's */
+static double params_cpu_step(const struct mparams *m, unsigned p, const char *algo,
+			      unsigned step)
+{
+	unsigned i;
+
+	for (i = 0; i < m->ncpus; i++)
+		if (m->cpu_s[i].p == p && m->cpu_s[i].step == step && !strcmp(m->cpu_s[i].algo, algo))
+			return m->cpu_s[i].f;
+	return params_cpu(m, p, algo);
+}
+
 /* seconds a superstep of a many-superstep loop costs at p ranks beyond
  * the model's max of disk and compute, measured under busy workers
  * ("lbusy P S", bench/model.sh: an sgd of a calibration input under
@@ -376,6 +404,7 @@ struct mjob {
 
 struct mstep {
 	const char *name;
+	unsigned idx;		/* superstep number (the first of reps) */
 	double reps;		/* identical supersteps */
 	double cpu;		/* core-seconds, all ranks */
 	double file_r, file_w;	/* bytes, synchronous in the VPs */
@@ -401,6 +430,7 @@ struct mlayout {
 	double g, l;				/* s per byte per rank; s per superstep */
 	double cpu_f;				/* cpu_p of the ranks on a node, 0: none */
 	double lbusy;				/* l of repeated supersteps under load, 0: l */
+	double cpu_fs[MAXSTEPS];		/* cpu_p per superstep, 0: cpu_f */
 };
 
 /* the name of the job's "cpu_alg" lines */
@@ -412,6 +442,14 @@ static const char *cpu_key(const struct mjob *j)
 }
 
 static double dmin(double a, double b) { return a < b ? a : b; }
+
+/* the CPU factor of p ranks for one superstep (1: none measured) */
+static double step_cpu_f(const struct mlayout *L, const struct mstep *s)
+{
+	if (s->idx < MAXSTEPS && L->cpu_fs[s->idx] > 0)
+		return L->cpu_fs[s->idx];
+	return L->cpu_f > 0 ? L->cpu_f : 1;
+}
 static double dmax(double a, double b) { return a > b ? a : b; }
 
 /* -- v, k and the chunk: the algorithms' own planners (pems_*_plan) -- */
@@ -465,6 +503,7 @@ static struct mstep *add(struct mplan *pl, const char *name)
 
 	memset(s, 0, sizeof(*s));
 	s->name = name;
+	s->idx = pl->n - 1;
 	s->reps = 1;
 	return s;
 }
@@ -642,7 +681,7 @@ static void step_time(const struct mstep *s, const struct mjob *j, const struct 
 	double cu = cores_for(L, j);
 	double file = (s->file_r / L->read_bw + s->file_w / L->fwrite_bw) / nn;
 	double mr = dmax(s->msg_r / L->read_bw, s->msg_r / j->chunk / L->iops) / nn;
-	double cpu = (s->cpu * (L->cpu_f > 0 ? L->cpu_f : 1) + j->v * m->vp_secs) / nn;
+	double cpu = (s->cpu * step_cpu_f(L, s) + j->v * m->vp_secs) / nn;
 
 	o->disk = file + mr + s->msg_w / nn / L->write_bw + s->rand_r / nn / L->iops;
 	o->cpu = cpu / cu;
@@ -1165,7 +1204,7 @@ static double predict(struct mjob *j, const struct mparams *m, const struct mlay
 		for (i = 0; i < pl.n; i++) {
 			const struct mstep *s = &pl.s[i];
 
-			w->cpu += s->cpu * (L->cpu_f > 0 ? L->cpu_f : 1) * s->reps;
+			w->cpu += s->cpu * step_cpu_f(L, s) * s->reps;
 			w->io += (s->file_r + s->file_w + s->msg_r + s->msg_w + s->rand_r * 4096) * s->reps;
 		}
 	}
@@ -1257,6 +1296,8 @@ static int cmd_predict(int argc, char **argv)
 			      .lbusy = params_lbusy(&m, a.job.p),
 			      .fwrite_bw = m.fwrite_bw, .read_bw = m.read_bw,
 			      .write_bw = m.write_bw, .iops = m.iops };
+	for (unsigned i = 0; i < MAXSTEPS; i++)
+		L.cpu_fs[i] = params_cpu_step(&m, a.job.p, cpu_key(&a.job), i);
 	if (params_bsp(&m, a.job.p, &L.l, &L.g)) {
 		rc = cli_usage("%s: %s has no 'bsp %u ...' line; calibrate with --bsp-params from bench/bsp-params.sh",
 			       a.cmd, a.params, a.job.p);
