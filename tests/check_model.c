@@ -179,7 +179,8 @@ END_TEST
 /* "lbusy P S": a loop of identical supersteps (sgd's training) pays S per
  * superstep at p ranks instead of the idle l(p) = 0.01; the sort's four
  * supersteps keep l.  "cpu_alg ALGO P F": the CPU factor of p ranks for
- * that algorithm only (here the rec100 sort; the u64 sort unchanged). */
+ * that algorithm only (here the rec100 sort; the u64 sort unchanged);
+ * "cpu_step ALGO S P F" for one superstep of it. */
 START_TEST(lbusy_and_cpu_alg_apply_where_they_belong)
 {
 	char path[4200];
@@ -205,6 +206,16 @@ START_TEST(lbusy_and_cpu_alg_apply_where_they_belong)
 	ck_assert_msg(fabs(u1 - u0) < 1e-4, "u64 sort moved: %.4f -> %.4f s", u0, u1);
 	want = 2 * (r0 - 0.5 - 4 * 0.01) + 0.5 + 4 * 0.01;
 	ck_assert_msg(fabs(r1 - want) < 0.01 * want, "rec100 x2: %.4f s, want %.4f s", r1, want);
+	/* "cpu_step sort-u64 2 2 3": only the partition (superstep 2) of the
+	 * u64 sort takes 3x its CPU; it and the sort superstep had equal work */
+	f = fopen(path, "a");
+	ck_assert_ptr_nonnull(f);
+	fprintf(f, "cpu_step sort-u64 2 2 3\n");
+	ck_assert_int_eq(fclose(f), 0);
+	u1 = predicted("sort --format u64 --params b --size 1G --procs 8 --procs-mpi 2");
+	want = (u0 - 0.5 - 4 * 0.01) * 2 + 0.5 + 4 * 0.01;
+	ck_assert_msg(fabs(u1 - want) < 0.01 * want, "u64 partition x3: %.4f s, want %.4f s", u1,
+		      want);
 }
 END_TEST
 
