@@ -182,7 +182,7 @@ cal_job() {
 # run JSONs stay in $TMP/cal-sgd-pP-iI.json for lbusy_mpi.
 cpu_alg_mpi() {
 	local kind np i in j c1 a
-	sed -i '/^cpu_alg /d; /^cpu_step /d; /^lbusy /d; /^# busy-spin /d; /^# cpu_alg, /d' "$BASE"
+	sed -i '/^overlap_p /d; /^cpu_alg /d; /^cpu_step /d; /^lbusy /d; /^# busy-spin /d; /^# cpu_alg, /d' "$BASE"
 	for kind in sort-u64 sort-rec100 aggregate sgd; do
 		in=$TMP/cal.$kind
 		cal_gen "$kind" "$in" || err "gen $kind failed"
@@ -207,9 +207,35 @@ print(sum(s["cpu"] for s in j["steps"]) * j["p"])' "$j"
 			awk -v k="$kind" -v p="$np" -v c="$(cat "$TMP/cpu.$np")" -v c1="$c1" \
 				'BEGIN { if (p > 1) printf "cpu_alg %s %d %.4f\n", k, p, c / c1 }' >>"$BASE"
 		done
-		[[ $kind == sgd ]] || cpu_steps "$kind"
+		[[ $kind == sgd ]] || { cpu_steps "$kind"; overlap_a "$kind"; }
 		rm -f "$in" "$in".weights "$TMP/cal.out" "$TMP/cal.out".* "$TMP"/cpu.[0-9]*
 		[[ $kind == sgd ]] || rm -f "$TMP"/cal-"$kind"-p*.json
+	done
+	for np in $NPS; do
+		[[ $np == 1 || ! -s $TMP/ovl.$np ]] && continue
+		median <"$TMP/ovl.$np" | awk -v p="$np" '{ a = $1 < 0 ? 0 : $1 > 1 ? 1 : $1
+			printf "overlap_p %d %.4f\n", p, a }' >>"$BASE"
+	done
+	rm -f "$TMP"/ovl.*
+}
+
+# overlap_a KIND: for each calibration run of KIND at p > 1 (cpu_alg_mpi's
+# JSONs; cpu_step already in the parameters), each superstep whose disk
+# and compute both take at least 0.1 s: the share of the lesser not
+# hidden, (measured - predicted) / lesser + the overlap the prediction
+# used, appended to $TMP/ovl.P (overlap_p P = their median)
+overlap_a() {
+	local np j out a0
+	a0=$(awk '$1 == "overlap" { print $2 }' "$BASE")
+	for np in $NPS; do
+		[[ $np == 1 ]] && continue
+		for j in "$TMP"/cal-"$1"-p"$np"-i*.json; do
+			out=$("$RUN" model predict "${1%%-*}" $([[ $1 == sort-* ]] && echo --format "${1#sort-}") \
+				--groups 1000000 --params "$BASE" --stats-json "$j" 2>/dev/null) || continue
+			awk -v a0="${a0:-0}" '$1 ~ /^[0-9]+$/ && NF == 11 {
+				c = $4 > $5 ? $4 : $5; s = $3 < c ? $3 : c
+				if ($3 >= 0.1 && c >= 0.1) print a0 + ($10 - $9) / s }' <<<"$out"
+		done >>"$TMP/ovl.$np"
 	done
 }
 

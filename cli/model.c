@@ -90,6 +90,8 @@ struct mparams {
 	struct { unsigned p; double secs; } lbusy[MAXBSP];	/* "lbusy P S" */
 	unsigned ncpus;
 	struct { char algo[16]; unsigned step, p; double f; } cpu_s[16 * MAXBSP];	/* "cpu_step A S P F" */
+	unsigned novl;
+	struct { unsigned p; double a; } overlap_p[MAXBSP];	/* "overlap_p P A" */
 };
 
 static const struct pkey {
@@ -162,6 +164,8 @@ static int params_write(const char *path, struct mparams *m)
 		fprintf(f, "cpu_alg %s %u %.6g\n", m->cpu_a[i].algo, m->cpu_a[i].p, m->cpu_a[i].f);
 	for (i = 0; i < m->nlbusy; i++)
 		fprintf(f, "lbusy %u %.6g\n", m->lbusy[i].p, m->lbusy[i].secs);
+	for (i = 0; i < m->novl; i++)
+		fprintf(f, "overlap_p %u %.6g\n", m->overlap_p[i].p, m->overlap_p[i].a);
 	for (i = 0; i < m->ncpus; i++)
 		fprintf(f, "cpu_step %s %u %u %.6g\n", m->cpu_s[i].algo, m->cpu_s[i].step,
 			m->cpu_s[i].p, m->cpu_s[i].f);
@@ -216,6 +220,13 @@ static int params_line(struct mparams *m, char *line)
 		m->cpu_s[m->ncpus].step = st;
 		m->cpu_s[m->ncpus].p = p;
 		m->cpu_s[m->ncpus++].f = x;
+		return 0;
+	}
+	if (sscanf(line, "overlap_p %u %lf", &p, &x) == 2) {
+		if (m->novl >= MAXBSP || !(x >= 0 && x <= 1))
+			return -1;
+		m->overlap_p[m->novl].p = p;
+		m->overlap_p[m->novl++].a = x;
 		return 0;
 	}
 	if (sscanf(line, "lbusy %u %lf", &p, &x) == 2) {
@@ -370,6 +381,19 @@ static double params_cpu_step(const struct mparams *m, unsigned p, const char *a
 	return params_cpu(m, p, algo);
 }
 
+/* the overlap share at p ranks: "overlap_p P A" (bench/model.sh: the
+ * calibration sorts and aggregate under mpirun -np P), else "overlap"
+ * (the in-process kernel runs) */
+static double params_overlap(const struct mparams *m, unsigned p)
+{
+	unsigned i;
+
+	for (i = 0; i < m->novl; i++)
+		if (m->overlap_p[i].p == p)
+			return m->overlap_p[i].a;
+	return m->overlap;
+}
+
 /* seconds a superstep of a many-superstep loop costs at p ranks beyond
  * the model's max of disk and compute, measured under busy workers
  * ("lbusy P S", bench/model.sh: an sgd of a calibration input under
@@ -431,6 +455,8 @@ struct mlayout {
 	double cpu_f;				/* cpu_p of the ranks on a node, 0: none */
 	double lbusy;				/* l of repeated supersteps under load, 0: l */
 	double cpu_fs[MAXSTEPS];		/* cpu_p per superstep, 0: cpu_f */
+	bool has_ovl;				/* ovl holds the overlap at p, else overlap */
+	double ovl;
 };
 
 /* the name of the job's "cpu_alg" lines */
@@ -697,7 +723,7 @@ static void step_time(const struct mstep *s, const struct mjob *j, const struct 
 		   o->t == o->chain ? "chain" : "net";
 	/* the overlap is not perfect: a share of the lesser of the disk and
 	 * the compute (calibrated on the kernel runs) adds to the greater */
-	o->t += m->overlap * dmin(o->disk, dmax(o->cpu, o->chain));
+	o->t += (L->has_ovl ? L->ovl : m->overlap) * dmin(o->disk, dmax(o->cpu, o->chain));
 	/* a loop of identical supersteps (sgd) pays the latency measured
 	 * under busy workers when calibrated, else the idle l */
 	o->t += o->comm + s->serial + (s->reps > 1 && L->lbusy > 0 ? L->lbusy : L->l);
@@ -1298,6 +1324,8 @@ static int cmd_predict(int argc, char **argv)
 			      .write_bw = m.write_bw, .iops = m.iops };
 	for (unsigned i = 0; i < MAXSTEPS; i++)
 		L.cpu_fs[i] = params_cpu_step(&m, a.job.p, cpu_key(&a.job), i);
+	L.has_ovl = true;
+	L.ovl = params_overlap(&m, a.job.p);
 	if (params_bsp(&m, a.job.p, &L.l, &L.g)) {
 		rc = cli_usage("%s: %s has no 'bsp %u ...' line; calibrate with --bsp-params from bench/bsp-params.sh",
 			       a.cmd, a.params, a.job.p);
