@@ -36,7 +36,8 @@
 # prediction says whether the run chose the same).  Within a group the REPEAT
 # repetitions go round p = 1, 2, 4, so that contenders run side by side.
 # Writes to $RESULTS_DIR:
-#   model-base.params  the calibration
+#   model-base.params  the calibration (calibrate-mpi adds cpu_alg, cpu_step,
+#                      overlap_p, lbusy and '# busy-spin' lines)
 #   model-runs.csv     case,algo,bytes,p,rep,predicted,measured,ratio,
 #                      pred_cpu,meas_cpu,pred_io,meas_io,plan_matches
 #   model.csv          case,bytes,p,runs,predicted,measured_median,
