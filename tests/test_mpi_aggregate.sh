@@ -27,7 +27,7 @@
 set -uo pipefail
 
 NAME=test_mpi_aggregate
-. "$(dirname "${BASH_SOURCE[0]}")/mpi_script.sh"	# RUN, T, fail, now, secs, die
+. "$(dirname "${BASH_SOURCE[0]}")/mpi_script.sh"	# RUN, T, fail, now, secs, die, on_ranks
 STEP_TIMEOUT=${PEMS_MPI_STEP_TIMEOUT:-300}
 ROWS=${TEST_AGG_ROWS:-6M}
 GROUPS_N=${TEST_AGG_GROUPS:-300000}
@@ -37,27 +37,10 @@ MPI_PROCS=${TEST_AGG_MPI_PROCS:-16}
 
 # agg NP OUT ARGS...: aggregate $IN into OUT; NP=1 runs without mpirun
 agg() {
-	local np=$1 out=$2 t0 rc r
+	local np=$1 out=$2
 	shift 2
-	local -a cmd=("$RUN" aggregate --agg count,sum,min,max,avg --mem "$MEM"
-		      --tmp "$T/s%r" --quiet "$@" "$IN" "$out")
-
-	for ((r = 0; r < (np > 1 ? np : 1); r++)); do mkdir -p "$T/s$r"; done
-	t0=$(now)
-	if ((np == 1)); then
-		timeout "$STEP_TIMEOUT" "${cmd[@]}" >"$T/log" 2>&1
-	else
-		timeout "$STEP_TIMEOUT" mpirun --oversubscribe --bind-to none -np "$np" \
-			"${cmd[@]}" >"$T/log" 2>&1
-	fi
-	rc=$?
-	echo "  np=$np $*: exit $rc, $(secs "$t0")s"
-	if ((rc != 0)); then
-		grep -a -m 8 'pems' "$T/log" | sed 's/^/    ! /'
-		sed 's/^/    | /' "$T/log" | tail -n 20
-		return 1
-	fi
-	return 0
+	on_ranks "$np" "$*" "$RUN" aggregate --agg count,sum,min,max,avg --mem "$MEM" \
+		--tmp "$T/s%r" --quiet "$@" "$IN" "$out"
 }
 
 # same NP REF ARGS...: run, compare with REF, remove the output

@@ -17,9 +17,6 @@
 # of scratch.  Exit 77 (skip) without mpirun.
 set -uo pipefail
 
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-RUN=${PEMS_RUN:-$ROOT/build/pems-run}
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 COUNT=${PEMS_KILL_COUNT:-64M}	# u64 records: 512 MiB
 DEADLINE=10			# seconds from the kill to the end of the job
 
@@ -27,21 +24,10 @@ if ! command -v mpirun >/dev/null 2>&1; then
 	echo "test_mpi_kill: skip: mpirun not found; install openmpi-bin"
 	exit 77
 fi
-if [[ ! -x "$RUN" ]]; then
-	echo "test_mpi_kill: error: $RUN is not built (make all)" >&2
-	exit 1
-fi
-if [[ -n "${PEMS_TEST_TMP:-}" ]]; then
-	T=$PEMS_TEST_TMP
-else
-	base=/tmp
-	[[ -d /work/scratch ]] && base=/work/scratch
-	T=$(mktemp -d "$base/test_mpi_kill.XXXXXX") || exit 1
-fi
+NAME=test_mpi_kill
+. "$(dirname "${BASH_SOURCE[0]}")/mpi_script.sh"	# RUN, T, fail, now, secs, die
 mkdir -p "$T/s0" "$T/s1" || exit 1
 
-now() { echo "${EPOCHREALTIME/,/.}"; }
-since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }'; }
 alive() { kill -0 "$1" 2>/dev/null; }
 running() {	# running PID...: true if one of them exists and is not a zombie
 	local p st
@@ -56,8 +42,6 @@ in=$T/kill.in
 out=$T/kill.out
 err=$T/mpirun.err
 mpid=
-fail=0
-die() { echo "test_mpi_kill: FAIL: $*"; fail=1; }
 
 # the ranks: mpirun's children that carry a world rank
 rank_pids() {	# rank_pids MPIRUN_PID -> "pid rank" lines
@@ -80,7 +64,7 @@ cleanup() {	# whatever we started and is still running, by PID
 	rm -rf "$T/s0" "$T/s1"
 	[[ -n "${PEMS_TEST_TMP:-}" ]] || rm -rf "$T"
 }
-trap cleanup EXIT
+trap cleanup EXIT	# replaces mpi_script.sh's: also ends the job we started
 
 if ! "$RUN" gen --format u64 --count "$COUNT" --seed 3 --quiet "$in" >"$T/gen.log" 2>&1; then
 	echo "test_mpi_kill: FAIL: gen: $(tail -n 3 "$T/gen.log")"
@@ -120,12 +104,12 @@ fi
 sleep 1		# into the middle of the sort
 if ! alive "$mpid" || ! alive "$victim"; then
 	wait "$mpid"
-	die "the job ended by itself (exit $?) $(since "$t_start")s after the start, before the kill"
+	die "the job ended by itself (exit $?) $(secs "$t_start")s after the start, before the kill"
 	sed 's/^/    | /' "$err" | tail -n 15
 	exit 1
 fi
 others=$(rank_pids "$mpid" | awk '$2 != 1 { print $1 }')
-echo "killing rank 1 (pid $victim) $(since "$t_start")s after the start"
+echo "killing rank 1 (pid $victim) $(secs "$t_start")s after the start"
 t_kill=$(now)
 kill -KILL "$victim"
 
@@ -143,7 +127,7 @@ fi
 wait "$mpid"
 rc=$?
 mpid=
-echo "job ended $(since "$t_kill")s after the kill, exit status $rc"
+echo "job ended $(secs "$t_kill")s after the kill, exit status $rc"
 ((rc != 0)) || die "mpirun exited 0 although rank 1 was killed"
 if ! grep -Eqi 'rank 1([^0-9]|$)' "$err"; then
 	die "stderr does not name rank 1:"

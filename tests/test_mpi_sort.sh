@@ -22,32 +22,13 @@ if ! command -v mpirun >/dev/null 2>&1; then
 fi
 
 NAME=test_mpi_sort
-. "$(dirname "${BASH_SOURCE[0]}")/mpi_script.sh"	# RUN, T, fail, now, secs, die
+. "$(dirname "${BASH_SOURCE[0]}")/mpi_script.sh"	# RUN, T, fail, now, secs, die, on_ranks
 STEP_TIMEOUT=${PEMS_MPI_STEP_TIMEOUT:-180}
 
 # sort_with NP FMT IN OUT: NP=1 runs without mpirun
 sort_with() {
-	local np=$1 fmt=$2 in=$3 out=$4 t0 rc r
-	local -a cmd=("$RUN" sort --format "$fmt" --procs 16 --mem 256M
-		      --tmp "$T/s%r" --quiet "$in" "$out")
-
-	for ((r = 0; r < np; r++)); do mkdir -p "$T/s$r"; done
-	t0=$(now)
-	if ((np == 1)); then
-		timeout "$STEP_TIMEOUT" "${cmd[@]}" >"$T/log" 2>&1
-	else
-		timeout "$STEP_TIMEOUT" mpirun --oversubscribe --bind-to none -np "$np" \
-			"${cmd[@]}" >"$T/log" 2>&1
-	fi
-	rc=$?
-	echo "  sort $fmt $(basename "$in") np=$np: exit $rc, $(secs "$t0")s"
-	if ((rc != 0)); then
-		# Open MPI's abort banner is long: show pems' own lines first
-		grep -a -m 8 'pems' "$T/log" | sed 's/^/    ! /'
-		sed 's/^/    | /' "$T/log" | tail -n 20
-		return 1
-	fi
-	return 0
+	on_ranks "$1" "sort $2 $(basename "$3")" "$RUN" sort --format "$2" --procs 16 \
+		--mem 256M --tmp "$T/s%r" --quiet "$3" "$4"
 }
 
 # check FMT NAME GEN-ARGS...: gen, sort at 1/2/4 ranks, compare, verify
