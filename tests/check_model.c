@@ -41,6 +41,19 @@ static void params(const char *name, double disk_bw, double rate, double l1)
 	ck_assert_int_eq(fclose(f), 0);
 }
 
+/* Append @lines to the parameter file @name (measured terms a test adds). */
+static void add_params(const char *name, const char *lines)
+{
+	char path[4200];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "a");
+	ck_assert_ptr_nonnull(f);
+	fputs(lines, f);
+	ck_assert_int_eq(fclose(f), 0);
+}
+
 /* Run pems-run with the shell words in @args (cwd = dir); stdout into
  * @out; returns the exit status. */
 static int run(const char *args, char *out, size_t len)
@@ -150,26 +163,17 @@ END_TEST
  * "cpu_p P F" (measured CPU of p ranks per CPU of one) replaces it. */
 START_TEST(comm_threads_take_what_poll_p_says)
 {
-	char path[4200];
 	double t1, t2, want;
-	FILE *f;
 
 	params("q", 1e15, 1e8, 0);
 	t1 = predicted("sort --format u64 --params q --size 1G --procs 8 --threads 1");
-	snprintf(path, sizeof(path), "%s/q", dir);
-	f = fopen(path, "a");
-	ck_assert_ptr_nonnull(f);
-	fprintf(f, "poll_p 2 0.5\npoll_p 4 0.1\n");
-	ck_assert_int_eq(fclose(f), 0);
+	add_params("q", "poll_p 2 0.5\npoll_p 4 0.1\n");
 	t2 = predicted("sort --format u64 --params q --size 1G --procs 8 --threads 1 --procs-mpi 2");
 	want = t1 + 4 * 0.01;	/* one core for the workers, l(2) = 0.01 per superstep */
 	ck_assert_msg(fabs(t2 - want) < 0.01 + 1e-3 * want, "p=2: %.4f s, want %.4f s", t2, want);
 	/* a measured "cpu_p 2 1.5" holds the polling (and the rest p = 2
 	 * costs) in the work instead: both cores, 1.5x the core-seconds */
-	f = fopen(path, "a");
-	ck_assert_ptr_nonnull(f);
-	fprintf(f, "cpu_p 2 1.5\n");
-	ck_assert_int_eq(fclose(f), 0);
+	add_params("q", "cpu_p 2 1.5\n");
 	t2 = predicted("sort --format u64 --params q --size 1G --procs 8 --threads 1 --procs-mpi 2");
 	want = (t1 - 0.5) / 2 * 1.5 + 0.5 + 4 * 0.01;
 	ck_assert_msg(fabs(t2 - want) < 0.01 + 1e-3 * want, "cpu_p: %.4f s, want %.4f s", t2, want);
@@ -183,20 +187,14 @@ END_TEST
  * "cpu_step ALGO S P F" for one superstep of it. */
 START_TEST(lbusy_and_cpu_alg_apply_where_they_belong)
 {
-	char path[4200];
 	double n = floor((GIB - 16) / 260), spe = ceil(ceil(n / 16) / (64 * 64));
 	double s0, s1, u0, u1, r0, r1, want;
-	FILE *f;
 
 	params("b", 1e15, 1e8, 0);
 	s0 = predicted("sgd --params b --size 1G --procs-mpi 2");
 	u0 = predicted("sort --format u64 --params b --size 1G --procs 8 --procs-mpi 2");
 	r0 = predicted("sort --format rec100 --params b --size 1G --procs 8 --procs-mpi 2");
-	snprintf(path, sizeof(path), "%s/b", dir);
-	f = fopen(path, "a");
-	ck_assert_ptr_nonnull(f);
-	fprintf(f, "lbusy 2 0.05\ncpu_alg sort-rec100 2 2\n");
-	ck_assert_int_eq(fclose(f), 0);
+	add_params("b", "lbusy 2 0.05\ncpu_alg sort-rec100 2 2\n");
 	s1 = predicted("sgd --params b --size 1G --procs-mpi 2");
 	u1 = predicted("sort --format u64 --params b --size 1G --procs 8 --procs-mpi 2");
 	r1 = predicted("sort --format rec100 --params b --size 1G --procs 8 --procs-mpi 2");
@@ -208,10 +206,7 @@ START_TEST(lbusy_and_cpu_alg_apply_where_they_belong)
 	ck_assert_msg(fabs(r1 - want) < 0.01 * want, "rec100 x2: %.4f s, want %.4f s", r1, want);
 	/* "cpu_step sort-u64 2 2 3": only the partition (superstep 2) of the
 	 * u64 sort takes 3x its CPU; it and the sort superstep had equal work */
-	f = fopen(path, "a");
-	ck_assert_ptr_nonnull(f);
-	fprintf(f, "cpu_step sort-u64 2 2 3\n");
-	ck_assert_int_eq(fclose(f), 0);
+	add_params("b", "cpu_step sort-u64 2 2 3\n");
 	u1 = predicted("sort --format u64 --params b --size 1G --procs 8 --procs-mpi 2");
 	want = (u0 - 0.5 - 4 * 0.01) * 2 + 0.5 + 4 * 0.01;
 	ck_assert_msg(fabs(u1 - want) < 0.01 * want, "u64 partition x3: %.4f s, want %.4f s", u1,
@@ -226,17 +221,11 @@ END_TEST
  * 0.5 * 2 * 1.074 s. */
 START_TEST(overlap_adds_a_share_of_the_lesser)
 {
-	char path[4200];
 	double t0, t5;
-	FILE *f;
 
 	params("o", 1e9, 1e9, 0);
 	t0 = predicted("sort --format u64 --params o --size 1G --procs 8 --threads 2");
-	snprintf(path, sizeof(path), "%s/o", dir);
-	f = fopen(path, "a");
-	ck_assert_ptr_nonnull(f);
-	fprintf(f, "overlap 0.5\n");
-	ck_assert_int_eq(fclose(f), 0);
+	add_params("o", "overlap 0.5\n");
 	t5 = predicted("sort --format u64 --params o --size 1G --procs 8 --threads 2");
 	ck_assert_msg(fabs(t5 - t0 - GIB / 1e9) < 0.01, "overlap 0.5 added %.4f s, want %.4f s",
 		      t5 - t0, GIB / 1e9);
