@@ -665,6 +665,24 @@ static void build_sgd(const struct mjob *j, const struct mparams *m, struct mpla
 	add(pl, "end");
 }
 
+/* Message bytes a step writes and the next reads back stay in memory up
+ * to the room the contexts leave on every rank (pems/msg.c invariant 7):
+ * neither written nor read. */
+static void apply_hold(const struct mjob *j, struct mplan *pl)
+{
+	double msg_mem = j->chunk * (2.0 * j->k * j->v + 8.0 * j->k);
+	double room = j->p * (double)pems_hold_room(j->k, j->v, (size_t)j->mem, (size_t)msg_mem,
+						    (size_t)j->mu, j->p);
+	unsigned i;
+
+	for (i = 0; i + 1 < pl->n; i++) {
+		double h = dmin(dmin(pl->s[i].msg_w, pl->s[i + 1].msg_r), room);
+
+		pl->s[i].msg_w -= h;
+		pl->s[i + 1].msg_r -= h;
+	}
+}
+
 static void build(const struct mjob *j, const struct mparams *m, struct mplan *pl)
 {
 	pl->n = 0;
@@ -674,6 +692,8 @@ static void build(const struct mjob *j, const struct mparams *m, struct mplan *p
 		build_agg(j, m, pl);
 	else
 		build_sgd(j, m, pl);
+	if (j->algo != A_SGD && !(getenv("PEMS_MSG_HOLD") && !strcmp(getenv("PEMS_MSG_HOLD"), "0")))
+		apply_hold(j, pl);	/* as the runtime does (pems_config_init) */
 }
 
 /* -- equation (2) -- */

@@ -120,14 +120,15 @@ void cli_stats_print(const char *cmd, const struct pems_stats *st)
 		"%s: stats: supersteps=%llu total_secs=%.3f compute_secs=%.3f io_wait_secs=%.3f\n"
 		"%s: stats: ctx_read=%llu ctx_written=%llu msg_read=%llu msg_written=%llu file_read=%llu file_written=%llu\n"
 		"%s: stats: h_bytes=%llu h_max=%llu peak_resident=%llu peak_rss=%llu\n"
-		"%s: stats: ctx_raw=%llu ctx_stored=%llu msg_raw=%llu msg_stored=%llu\n",
+		"%s: stats: ctx_raw=%llu ctx_stored=%llu msg_raw=%llu msg_stored=%llu msg_held=%llu\n",
 		cmd, U(st->supersteps), st->total_secs, st->compute_secs,
 		st->io_wait_secs,
 		cmd, U(st->ctx_read), U(st->ctx_written), U(st->msg_read),
 		U(st->msg_written), U(st->file_read), U(st->file_written),
 		cmd, U(st->h_bytes), U(st->h_max), U(st->peak_resident),
 		U(cli_peak_rss()),
-		cmd, U(st->ctx_raw), U(st->ctx_stored), U(st->msg_raw), U(st->msg_stored));
+		cmd, U(st->ctx_raw), U(st->ctx_stored), U(st->msg_raw), U(st->msg_stored),
+		U(st->msg_held));
 }
 
 int cli_stats_json(const char *path, const char *cmd, uint64_t bytes,
@@ -147,13 +148,14 @@ int cli_stats_json(const char *path, const char *cmd, uint64_t bytes,
 		" \"msg_read\": %llu, \"msg_written\": %llu, \"file_read\": %llu,"
 		" \"file_written\": %llu, \"h_bytes\": %llu, \"h_max\": %llu,"
 		" \"peak_resident\": %llu, \"ctx_raw\": %llu, \"ctx_stored\": %llu,"
-		" \"msg_raw\": %llu, \"msg_stored\": %llu",
+		" \"msg_raw\": %llu, \"msg_stored\": %llu, \"msg_held\": %llu",
 		cmd, U(bytes), secs, U(cli_peak_rss()), U(st->supersteps),
 		st->total_secs, st->compute_secs, st->io_wait_secs,
 		U(st->ctx_read), U(st->ctx_written), U(st->msg_read),
 		U(st->msg_written), U(st->file_read), U(st->file_written),
 		U(st->h_bytes), U(st->h_max), U(st->peak_resident),
-		U(st->ctx_raw), U(st->ctx_stored), U(st->msg_raw), U(st->msg_stored));
+		U(st->ctx_raw), U(st->ctx_stored), U(st->msg_raw), U(st->msg_stored),
+		U(st->msg_held));
 	cli_steps_json(f, st);
 	fputs("}\n", f);
 	if (ferror(f))

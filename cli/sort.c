@@ -13,7 +13,8 @@
 static const char sort_help_head[] =
 	"Usage: pems-run sort --format FMT [options] IN OUT\n"
 	"Sort the records of IN into OUT with the BSP sample sort, in external\n"
-	"memory: about 4x the input size of disk traffic, memory bounded by --mem.\n"
+	"memory: about 4x the input size of disk traffic (down to 2x when --mem has\n"
+	"room to keep the exchanged records), memory bounded by --mem.\n"
 	"OUT is written under a temporary name and renamed when complete.\n"
 	"\n"
 	"  --format FMT      u64 (8-byte native unsigned integers) or rec100\n"

@@ -8,7 +8,9 @@
  *   ... kill -9 ...;  build/pems-run resume ck
  *
  * argv[1]: supersteps (default 40); argv[2]: milliseconds of "work" per
- * VP and superstep (default 5). */
+ * VP and superstep (default 5); argv[3]: KiB of bulk data each VP also
+ * sends its right neighbour per superstep (default 0; full message
+ * chunks, which a roomy budget keeps in memory across the barrier). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +19,7 @@
 #include <pems.h>
 
 static int steps = 40, work_ms = 5;
+static size_t bulk;	/* bytes */
 
 static uint64_t mix(uint64_t x)
 {
@@ -38,6 +41,7 @@ static void spmd(void)
 	bsp_pid_t p = bsp_nprocs(), s = bsp_pid();
 	uint64_t inbox[4] = { 0 }, fetched = 0, digest = mix(s + 1), total = 0;
 	uint64_t *big = pems_malloc(64 << 10);	/* context memory that spills */
+	uint64_t *blk = bulk ? pems_malloc(bulk) : NULL;
 	int step;
 	size_t i;
 
@@ -58,14 +62,28 @@ static void spmd(void)
 		bsp_put(right, &val, inbox, (step % 4) * sizeof(uint64_t), sizeof(val));
 		bsp_get(far, &digest, 0, &fetched, sizeof(fetched));
 		bsp_send(far, &tag, &val, sizeof(val));
+		if (bulk) {
+			uint32_t btag = tag | 1u << 31;
+
+			for (i = 0; i < bulk / sizeof(*blk); i++)
+				blk[i] = mix(val + i);
+			bsp_send(right, &btag, blk, bulk);
+		}
 		bsp_sync();
 		bsp_qsize(&n, &bytes);
 		while (n--) {
 			uint32_t t;
-			uint64_t m;
+			uint64_t m = 0;
+			bsp_size_t len;
 
-			bsp_get_tag(&(bsp_size_t){ 0 }, &t);
-			bsp_move(&m, sizeof(m));
+			bsp_get_tag(&len, &t);
+			if (len == (bsp_size_t)bulk && (t >> 31)) {
+				bsp_move(blk, bulk);
+				for (i = 0; i < bulk / sizeof(*blk); i++)
+					m ^= mix(blk[i] + i);
+			} else {
+				bsp_move(&m, sizeof(m));
+			}
 			digest = mix(digest ^ m ^ t);
 		}
 		digest = mix(digest + inbox[step % 4] + fetched);
@@ -81,6 +99,7 @@ static void spmd(void)
 	if (s == 0)
 		printf("steps: %d supersteps on %u VPs, digest %016llx\n", steps, p,
 		       (unsigned long long)total);
+	pems_free(blk);
 	pems_free(big);
 	bsp_end();
 }
@@ -91,6 +110,8 @@ int main(int argc, char **argv)
 		steps = atoi(argv[1]);
 	if (argc > 2)
 		work_ms = atoi(argv[2]);
+	if (argc > 3)
+		bulk = (size_t)atoi(argv[3]) << 10;
 	bsp_init(spmd, argc, argv);
 	spmd();
 	return 0;

@@ -33,7 +33,7 @@ enum pems_compress { PEMS_COMPRESS_OFF = 0, PEMS_COMPRESS_ZSTD = 1, PEMS_COMPRES
  * K/M/G suffixes), PEMS_TMP (colon-separated dirs), PEMS_IO
  * (uring|aio|sync), PEMS_QDEPTH, PEMS_MSG_MEM, PEMS_STACK, PEMS_STATS (1: print at
  * exit, 2: also one line per superstep), PEMS_COMPRESS (zstd[:LEVEL]|auto|off),
- * PEMS_STATS_JSON (file). 0 means "choose for me" for numbers. */
+ * PEMS_STATS_JSON (file), PEMS_MSG_HOLD (0: no_hold). 0 means "choose for me" for numbers. */
 struct pems_config {
 	unsigned procs;		/* v, total VPs; 0: = maxprocs of bsp_begin */
 	unsigned threads;	/* k, workers per rank; 0: online cores */
@@ -57,6 +57,9 @@ struct pems_config {
 	unsigned ckpt_secs;
 	enum pems_compress compress;	/* spilled data; default off */
 	int compress_level;	/* zstd level (-7..19); 0: 1 */
+	/* never keep full message chunks in memory, write them all
+	 * (PEMS_MSG_HOLD=0; for measuring the disk path) */
+	bool no_hold;
 };
 
 PEMS_API void pems_config_init(struct pems_config *cfg);
@@ -86,6 +89,12 @@ PEMS_API size_t pems_overhead(unsigned threads, unsigned procs, size_t mem, size
  * configurations (pems-run model). */
 PEMS_API size_t pems_overhead_ranks(unsigned threads, unsigned procs, size_t mem,
 				    size_t msg_mem, unsigned nranks);
+/* Bytes of full message chunks a rank can keep in memory across a
+ * barrier instead of writing them (pems/msg.c invariant 7): half of what
+ * the budget leaves beside the overhead and k computing contexts of mu,
+ * shared with finished contexts kept resident.  For cost models. */
+PEMS_API size_t pems_hold_room(unsigned threads, unsigned procs, size_t mem, size_t msg_mem,
+			       size_t mu, unsigned nranks);
 
 /* Unlink @path if the program aborts (bsp_abort or a fatal runtime
  * error), so that no partial output survives; NULL clears the list. */
@@ -238,6 +247,8 @@ struct pems_stats {
 	 * --compress, without page padding: raw == stored when nothing
 	 * was compressed; *_written above are what the disk saw */
 	uint64_t ctx_raw, ctx_stored, msg_raw, msg_stored;	/* bytes */
+	uint64_t msg_held;	/* bytes of full message chunks kept in memory
+				 * instead of written and read back */
 };
 PEMS_API void pems_get_stats(struct pems_stats *out);
 /* Optional progress hook, called on the runtime thread after each

@@ -1593,7 +1593,7 @@ static void load_streams(struct rd *r, struct pems_rt *rt)
 			if (c->len > rt->chunk_size)
 				pems_fatal("resume: %s: bad message chunk", r->path);
 			if (id == PEMS_NONE) {
-				c->buf = pems_msg_buf_new(rt);
+				pems_msg_buf_restore(rt, c);
 				get(r, c->buf, c->len);
 				c->off = PEMS_NONE;
 			} else {

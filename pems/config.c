@@ -181,6 +181,8 @@ PEMS_API void pems_config_init(struct pems_config *cfg)
 		cfg->ckpt_dir = s;
 	cfg->ckpt_every = env_uint("PEMS_CHECKPOINT_EVERY", 0);
 	cfg->ckpt_secs = env_uint("PEMS_CHECKPOINT_SECS", 0);
+	s = getenv("PEMS_MSG_HOLD");
+	cfg->no_hold = s && !strcmp(s, "0");
 }
 
 PEMS_API const char *pems_strerror(int err)
@@ -301,6 +303,16 @@ PEMS_API size_t pems_overhead_ranks(unsigned threads, unsigned procs, size_t mem
 	cfg.compress_level = pems_current_config()->compress_level;
 	derive_overhead(&cfg, &d, nranks ? nranks : 1);
 	return d.fixed + d.msg_budget;
+}
+
+PEMS_API size_t pems_hold_room(unsigned threads, unsigned procs, size_t mem, size_t msg_mem,
+			       size_t mu, unsigned nranks)
+{
+	size_t used = pems_overhead_ranks(threads, procs, mem, msg_mem, nranks) +
+		      (size_t)(threads ? threads : 1) * mu;
+
+	/* sched.c: cache_limit = (ctx_budget - k * mu) / 2 */
+	return mem > used ? (mem - used) / 2 : 0;
 }
 
 /* "3 MiB" / "512 KiB" for messages: whole MiB from 1 MiB up, else KiB

@@ -23,7 +23,8 @@
  *      back -- holds what it really uses in rt->resident, which never
  *      exceeds rt->rest_budget = ctx_budget - k * mu; without room there
  *      a prefetch is skipped and a write-back is waited for in the run
- *      slot.  Finished VPs stay cached only within rt->cache_limit.
+ *      slot.  Finished VPs stay cached only within rt->cache_limit,
+ *      which message chunks kept in memory share (msg.c invariant 7).
  *  (5) every extent written is checked when read back (spill.c): the heap
  *      as blocks of PEMS_CTX_BLOCK bytes at their raw offsets, the stack
  *      as one block, each with a CRC-32C kept in vp->blk.  With
@@ -83,20 +84,12 @@ static void account(struct pems_rt *rt, ssize_t delta)
 	peak_max(rt, now);
 }
 
-/* Make @vp hold @want bytes of the rest pool (invariant 4); false, with
- * nothing changed, when there is no room.  Never waits: waiting on
- * memory other workers hold is how budgets deadlock. */
-bool pems_ctx_reserve(struct pems_worker *w, struct pems_vp *vp, size_t want)
+/* Take @delta bytes of the rest pool (invariant 4); false, with nothing
+ * taken, when it has no room. */
+static bool rest_take(struct pems_rt *rt, size_t delta)
 {
-	struct pems_rt *rt = w->rt;
-	size_t delta, cur;
+	size_t cur;
 
-	if (want <= vp->reserved) {
-		account(rt, (ssize_t)want - (ssize_t)vp->reserved);
-		vp->reserved = want;
-		return true;
-	}
-	delta = want - vp->reserved;
 	for (;;) {
 		cur = atomic_load(&rt->resident);
 		if (cur + delta > rt->rest_budget)
@@ -105,8 +98,47 @@ bool pems_ctx_reserve(struct pems_worker *w, struct pems_vp *vp, size_t want)
 			break;
 	}
 	peak_max(rt, cur + delta);
+	return true;
+}
+
+/* Make @vp hold @want bytes of the rest pool (invariant 4); false, with
+ * nothing changed, when there is no room.  Never waits: waiting on
+ * memory other workers hold is how budgets deadlock. */
+bool pems_ctx_reserve(struct pems_worker *w, struct pems_vp *vp, size_t want)
+{
+	struct pems_rt *rt = w->rt;
+	size_t delta;
+
+	if (want <= vp->reserved) {
+		account(rt, (ssize_t)want - (ssize_t)vp->reserved);
+		vp->reserved = want;
+		return true;
+	}
+	delta = want - vp->reserved;
+	if (!rest_take(rt, delta))
+		return false;
 	vp->reserved = want;
 	return true;
+}
+
+/* Keep @bytes of message chunks in memory into the next superstep
+ * instead of writing them (msg.c invariant 7): they take room of the
+ * cache (rt->cached, within cache_limit, like finished VPs) and of the
+ * rest pool, so prefetching keeps at least half of it.  Never waits. */
+bool pems_ctx_hold(struct pems_rt *rt, size_t bytes)
+{
+	if (atomic_fetch_add(&rt->cached, bytes) + bytes > rt->cache_limit ||
+	    !rest_take(rt, bytes)) {
+		atomic_fetch_sub(&rt->cached, bytes);
+		return false;
+	}
+	return true;
+}
+
+void pems_ctx_unhold(struct pems_rt *rt, size_t bytes)
+{
+	account(rt, -(ssize_t)bytes);
+	atomic_fetch_sub(&rt->cached, bytes);
 }
 
 /* Bytes a suspended VP really occupies: its two extents (invariant 2). */

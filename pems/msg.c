@@ -32,13 +32,21 @@
  *      that pays, never larger than raw, with its CRC-32C in c->blk; it
  *      is checked when read back, before a byte of it is delivered.  A
  *      compressed chunk is unpacked into its reader's own buffer
- *      (r->raw), which frees the read-ahead slot at once.
+ *      (r->raw), which frees the read-ahead slot at once;
+ *  (7) a full chunk for a local VP is kept in memory instead of written
+ *      while the context budget has room (pems_ctx_hold: the cache's
+ *      share of the rest pool), copied out of the pool into its own
+ *      mapping so the pool keeps its size; it is delivered from memory
+ *      like a partial chunk and unmapped when its destination is done.
+ *      A job that fits in --mem so moves no message bytes through the
+ *      disk, a larger one writes and reads what exceeds the room.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "runtime.h"
 #include "spill.h"
@@ -97,9 +105,11 @@ static char *pool_grow(struct pems_rt *rt, size_t n)
 	return s->buf;
 }
 
+static char *hold_alloc(struct pems_rt *rt);
+
 /* A chunk buffer for a stream rebuilt outside the workers (resume from a
  * checkpoint): the pool's, counted like any other; never waits. */
-char *pems_msg_buf_new(struct pems_rt *rt)
+static char *pool_buf_new(struct pems_rt *rt)
 {
 	char *b;
 	size_t n = 0;
@@ -114,6 +124,18 @@ char *pems_msg_buf_new(struct pems_rt *rt)
 	}
 	pthread_mutex_unlock(&rt->pool_lock);
 	return b ? b : pool_grow(rt, n);
+}
+
+/* The buffer of in-memory chunk @c, @c->len bytes, of a stream rebuilt
+ * from a checkpoint: a full chunk was kept in memory (invariant 7) and
+ * is again when there is room, a partial one is the pool's. */
+void pems_msg_buf_restore(struct pems_rt *rt, struct pems_chunk *c)
+{
+	if (c->len == rt->chunk_size && (c->buf = hold_alloc(rt))) {
+		c->held = true;
+		return;
+	}
+	c->buf = pool_buf_new(rt);
 }
 
 static char *pool_get(struct pems_worker *w)
@@ -190,14 +212,60 @@ int pems_msg_setup(struct pems_rt *rt)
 
 static void readers_free(struct pems_worker *w);
 
+/* ---- chunks kept in memory (invariant 7) ---- */
+
+/* A buffer for a chunk kept in memory, or NULL when the budget has no
+ * room for one (or no mapping is to be had). */
+static char *hold_alloc(struct pems_rt *rt)
+{
+	char *b;
+
+	if (rt->cfg.no_hold || !pems_ctx_hold(rt, rt->chunk_size))
+		return NULL;
+	b = mmap(NULL, rt->chunk_size, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	if (b == MAP_FAILED) {
+		pems_ctx_unhold(rt, rt->chunk_size);
+		return NULL;
+	}
+	return b;
+}
+
+/* Keep full chunk @c in memory rather than writing it, if there is room. */
+static bool hold_try(struct pems_worker *w, struct pems_chunk *c)
+{
+	char *b = hold_alloc(w->rt);
+
+	if (!b)
+		return false;
+	memcpy(b, c->buf, c->len);
+	pool_put(w->rt, c->buf);
+	c->buf = b;
+	c->held = true;
+	w->msg_held += c->len;
+	return true;
+}
+
+static void chunk_release(struct pems_rt *rt, struct pems_chunk *c)
+{
+	if (!c->buf)
+		return;
+	if (c->held) {
+		munmap(c->buf, rt->chunk_size);
+		pems_ctx_unhold(rt, rt->chunk_size);
+	} else {
+		pool_put(rt, c->buf);
+	}
+	c->buf = NULL;
+}
+
 static void stream_free(struct pems_rt *rt, struct pems_stream *s)
 {
 	struct pems_chunk *c, *next;
 
 	for (c = s->head; c; c = next) {
 		next = c->next;
-		if (c->buf)
-			pool_put(rt, c->buf);
+		chunk_release(rt, c);
 		free(c);
 	}
 	s->head = s->tail = NULL;
@@ -376,7 +444,8 @@ static void stream_put(struct pems_worker *w, struct pems_stream *s, unsigned ds
 		if (c->len < cs)
 			continue;
 		if (is_local(w->rt, dst)) {
-			chunk_seal(w, c);	/* invariant (3) */
+			if (!hold_try(w, c))
+				chunk_seal(w, c);	/* invariants (3), (7) */
 		} else {
 			/* to another rank: the transport copies it out, the
 			 * open chunk starts over (transport.c) */
@@ -393,7 +462,8 @@ void pems_msg_land(struct pems_worker *w, struct pems_stream *s, const char *dat
 
 	memcpy(c->buf, data, len);
 	c->len = len;
-	chunk_seal(w, c);
+	if (len < w->rt->chunk_size || !hold_try(w, c))
+		chunk_seal(w, c);
 }
 
 void pems_msg_append(struct pems_worker *w, unsigned dst, const struct pems_rec *r,

@@ -187,7 +187,7 @@ struct pems_worker {
 	struct pems_get *gets;
 	size_t ngets, capgets;
 	/* statistics */
-	uint64_t ctx_read, ctx_written, msg_read, msg_written;
+	uint64_t ctx_read, ctx_written, msg_read, msg_written, msg_held;
 	uint64_t file_read, file_written, h_bytes, h_max;
 	double compute, io_wait;
 	/* read-ahead bounce buffers for delivery: two reader sets (the VP
@@ -317,6 +317,8 @@ void pems_ctx_teardown(struct pems_rt *rt);
 int pems_ctx_swap_out(struct pems_worker *w, struct pems_vp *vp);
 bool pems_ctx_swap_in(struct pems_worker *w, struct pems_vp *vp, bool run);
 bool pems_ctx_reserve(struct pems_worker *w, struct pems_vp *vp, size_t want);
+bool pems_ctx_hold(struct pems_rt *rt, size_t bytes);
+void pems_ctx_unhold(struct pems_rt *rt, size_t bytes);
 size_t pems_ctx_size(const struct pems_rt *rt, const struct pems_vp *vp);
 void pems_ctx_trim(struct pems_rt *rt, struct pems_vp *vp);
 void pems_worker_reap(struct pems_worker *w, unsigned min);
@@ -337,7 +339,7 @@ void pems_msg_prefetch(struct pems_worker *w, struct pems_vp *vp, int slot);
 int pems_msg_worker_init(struct pems_worker *w);
 size_t pems_msg_bounce_size(unsigned k, unsigned nranks, size_t chunk);
 unsigned pems_msg_ra(unsigned nranks);
-char *pems_msg_buf_new(struct pems_rt *rt);
+void pems_msg_buf_restore(struct pems_rt *rt, struct pems_chunk *c);
 size_t pems_msg_chunk_size(size_t budget, unsigned k, unsigned vlocal);
 
 /* registration lookups (bsp.c) */
@@ -414,6 +416,7 @@ struct pems_chunk {
 	int fd;
 	struct pems_ioop op;
 	bool writing;
+	bool held;		/* buf is a full chunk kept in memory (msg.c 7) */
 	struct pems_blk blk;	/* as stored (msg.c invariant 6) */
 	uint64_t step;		/* superstep it was written in */
 	unsigned writer;	/* worker that wrote it (k: the comm thread) */

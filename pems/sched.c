@@ -676,6 +676,7 @@ static void stats_collect(struct pems_rt *rt, struct pems_stats *st)
 		st->ctx_written += w->ctx_written;
 		st->msg_read += w->msg_read;
 		st->msg_written += w->msg_written;
+		st->msg_held += w->msg_held;
 		st->file_read += w->file_read;
 		st->file_written += w->file_written;
 		st->h_bytes += w->h_bytes;
@@ -687,6 +688,7 @@ static void stats_collect(struct pems_rt *rt, struct pems_stats *st)
 	if (rt->tpw) {
 		st->msg_read += rt->tpw->msg_read;
 		st->msg_written += rt->tpw->msg_written;
+		st->msg_held += rt->tpw->msg_held;
 	}
 	st->ctx_read += rt->gets_read;
 	st->supersteps = rt->supersteps;
@@ -699,14 +701,14 @@ static void stats_collect(struct pems_rt *rt, struct pems_stats *st)
 /* After the run, the statistics of all ranks: bytes summed, times max. */
 static void stats_sum_ranks(struct pems_rt *rt, struct pems_stats *st)
 {
-	uint64_t v[14] = { st->ctx_read, st->ctx_written, st->msg_read, st->msg_written,
+	uint64_t v[15] = { st->ctx_read, st->ctx_written, st->msg_read, st->msg_written,
 			   st->file_read, st->file_written, st->h_bytes, st->peak_resident,
 			   (uint64_t)(st->compute_secs * 1e6), (uint64_t)(st->io_wait_secs * 1e6),
-			   st->ctx_raw, st->ctx_stored, st->msg_raw, st->msg_stored };
+			   st->ctx_raw, st->ctx_stored, st->msg_raw, st->msg_stored, st->msg_held };
 
 	if (rt->nranks == 1)
 		return;
-	pems_tp_sum_u64(rt, v, 14);
+	pems_tp_sum_u64(rt, v, 15);
 	st->ctx_read = v[0];
 	st->ctx_written = v[1];
 	st->msg_read = v[2];
@@ -721,6 +723,7 @@ static void stats_sum_ranks(struct pems_rt *rt, struct pems_stats *st)
 	st->ctx_stored = v[11];
 	st->msg_raw = v[12];
 	st->msg_stored = v[13];
+	st->msg_held = v[14];
 }
 
 PEMS_API void pems_get_stats(struct pems_stats *out)
@@ -735,13 +738,14 @@ static void stats_print(const struct pems_rt *rt, const struct pems_stats *st)
 {
 	fprintf(stderr,
 		"pems: stats: v=%u k=%u mu=%zuM mem=%zuM supersteps=%llu time=%.3fs compute=%.3fs io_wait=%.3fs\n"
-		"pems: stats: context read=%llu written=%llu; messages read=%llu written=%llu; files read=%llu written=%llu (bytes)\n"
+		"pems: stats: context read=%llu written=%llu; messages read=%llu written=%llu held=%llu; files read=%llu written=%llu (bytes)\n"
 		"pems: stats: h total=%llu max=%llu; peak resident contexts=%llu bytes\n",
 		rt->v, rt->k, rt->mu >> 20, rt->cfg.mem >> 20,
 		(unsigned long long)st->supersteps, st->total_secs, st->compute_secs,
 		st->io_wait_secs, (unsigned long long)st->ctx_read,
 		(unsigned long long)st->ctx_written, (unsigned long long)st->msg_read,
-		(unsigned long long)st->msg_written, (unsigned long long)st->file_read,
+		(unsigned long long)st->msg_written, (unsigned long long)st->msg_held,
+		(unsigned long long)st->file_read,
 		(unsigned long long)st->file_written, (unsigned long long)st->h_bytes,
 		(unsigned long long)st->h_max, (unsigned long long)st->peak_resident);
 }
@@ -759,7 +763,7 @@ static void stats_json(const struct pems_rt *rt, const struct pems_stats *st, co
 		" \"ctx_read\": %llu, \"ctx_written\": %llu, \"msg_read\": %llu, \"msg_written\": %llu,"
 		" \"file_read\": %llu, \"file_written\": %llu, \"h_bytes\": %llu, \"h_max\": %llu,"
 		" \"peak_resident\": %llu, \"ctx_raw\": %llu, \"ctx_stored\": %llu, \"msg_raw\": %llu,"
-		" \"msg_stored\": %llu}\n",
+		" \"msg_stored\": %llu, \"msg_held\": %llu}\n",
 		rt->v, rt->k, rt->nranks, rt->mu, rt->cfg.mem, (unsigned long long)st->supersteps,
 		st->total_secs, st->compute_secs, st->io_wait_secs,
 		(unsigned long long)st->ctx_read, (unsigned long long)st->ctx_written,
@@ -768,7 +772,7 @@ static void stats_json(const struct pems_rt *rt, const struct pems_stats *st, co
 		(unsigned long long)st->h_bytes, (unsigned long long)st->h_max,
 		(unsigned long long)st->peak_resident, (unsigned long long)st->ctx_raw,
 		(unsigned long long)st->ctx_stored, (unsigned long long)st->msg_raw,
-		(unsigned long long)st->msg_stored);
+		(unsigned long long)st->msg_stored, (unsigned long long)st->msg_held);
 	fclose(f);
 }
 

@@ -13,6 +13,8 @@
  * truncates the file, or (compression on) changes the header of a
  * compressed block: the run must end with exit status 1 and a message
  * naming the block and what is wrong with it, never with wrong data.
+ * With a budget that has room, full chunks are kept in memory instead
+ * (msg.c invariant 7): the same bytes arrive, none of them via the disk.
  */
 #include "spmd_test.h"
 
@@ -36,6 +38,8 @@ struct scen {
 	unsigned k;
 	bool random;		/* incompressible data */
 	enum corrupt corrupt;
+	size_t mem;		/* budget; 0: the least (spmd_test.h) */
+	bool no_hold;		/* PEMS_MSG_HOLD=0 */
 };
 
 static const struct scen *cur;
@@ -193,6 +197,11 @@ static void child(void *arg)
 	cur = arg;
 	c.k = cur->k;
 	c.io = cur->io;
+	if (cur->mem) {
+		c.mem = cur->mem;
+		c.spill = false;
+	}
+	setenv("PEMS_MSG_HOLD", cur->no_hold ? "0" : "1", 1);
 	setenv("PEMS_COMPRESS", cur->compress, 1);
 	setenv("PEMS_CHECKSUM", "1", 1);
 	/* auto weighs compression speed against the disk: with a 1 MiB/s
@@ -208,10 +217,11 @@ static void child(void *arg)
 	pems_get_stats(&st);
 	pems_spill_totals(PEMS_SPILL_CTX, &craw, &cst);
 	pems_spill_totals(PEMS_SPILL_MSG, &mraw, &mst);
-	printf("ctx_written=%llu msg_written=%llu ctx_raw=%llu ctx_stored=%llu msg_raw=%llu msg_stored=%llu\n",
+	printf("ctx_written=%llu msg_written=%llu ctx_raw=%llu ctx_stored=%llu msg_raw=%llu msg_stored=%llu msg_held=%llu msg_read=%llu\n",
 	       (unsigned long long)st.ctx_written, (unsigned long long)st.msg_written,
 	       (unsigned long long)craw, (unsigned long long)cst,
-	       (unsigned long long)mraw, (unsigned long long)mst);
+	       (unsigned long long)mraw, (unsigned long long)mst,
+	       (unsigned long long)st.msg_held, (unsigned long long)st.msg_read);
 }
 
 static const char *io_name[] = { "uring", "aio", "sync" };
@@ -227,7 +237,7 @@ static void run(const struct scen *sc, struct child_result *r)
 
 static void roundtrip(const char *compress, bool random, int io)
 {
-	struct scen sc = { compress, io, 2, random, NONE };
+	struct scen sc = { compress, io, 2, random, NONE, 0, false };
 	struct child_result r;
 	unsigned long long cw, mw, craw, cst, mraw, mst;
 
@@ -272,6 +282,38 @@ END_TEST
 START_TEST(roundtrip_off) { roundtrip("off", false, _i); }
 END_TEST
 
+/* ---- full chunks kept in memory (msg.c invariant 7) ---- */
+
+/* Every message byte the program checks is one of these, sent twice. */
+#define MSG_BYTES (2ull * V * NMSG * MSG)
+
+START_TEST(full_chunks_kept_in_memory)
+{
+	/* 0: room for every chunk; 1: the same budget, holding off; 2: room
+	 * for some (2 MiB above the least budget) */
+	static const size_t mem[] = { 64 * MiB, 64 * MiB, 2 * MiB };
+	struct scen sc = { "off", PEMS_IO_KIND_URING, 2, true, NONE, mem[_i], _i == 1 };
+	struct child_result r;
+	unsigned long long cw, mw, craw, cst, mraw, mst, held, mr;
+
+	run(&sc, &r);
+	ck_assert_msg(r.exited && r.status == 0, "exit %d: %s", r.status, r.err);
+	ck_assert_int_eq(sscanf(r.out, "ctx_written=%llu msg_written=%llu ctx_raw=%llu ctx_stored=%llu msg_raw=%llu msg_stored=%llu msg_held=%llu msg_read=%llu",
+				&cw, &mw, &craw, &cst, &mraw, &mst, &held, &mr), 8);
+	ck_assert_uint_eq(mr, mw);	/* what went to the disk came back */
+	if (_i == 0) {
+		ck_assert_msg(mw == 0 && held >= MSG_BYTES / 2,
+			      "with room: %llu message bytes written, %llu held", mw, held);
+	} else if (_i == 1) {
+		ck_assert_msg(held == 0 && mw >= MSG_BYTES / 2,
+			      "holding off: %llu message bytes written, %llu held", mw, held);
+	} else {
+		ck_assert_msg(held > 0 && mw > 0, "some room: %llu bytes written, %llu held",
+			      mw, held);
+	}
+}
+END_TEST
+
 /* ---- corruption ---- */
 
 static const char *ctx_msg =
@@ -281,7 +323,7 @@ static const char *msg_msg =
 
 static void corrupted(enum corrupt what, const char *compress, const char *pat)
 {
-	struct scen sc = { compress, PEMS_IO_KIND_URING, 1, false, what };
+	struct scen sc = { compress, PEMS_IO_KIND_URING, 1, false, what, 0, false };
 	struct child_result r;
 
 	run(&sc, &r);
@@ -347,6 +389,7 @@ int main(void)
 	suite_add_tcase(s, tc("auto_compresses_compressible_data", roundtrip_auto_compressible, 3));
 	suite_add_tcase(s, tc("auto_leaves_random_data_raw", roundtrip_auto_random, 3));
 	suite_add_tcase(s, tc("off_roundtrip_checksummed", roundtrip_off, 3));
+	suite_add_tcase(s, tc("full_chunks_kept_in_memory", full_chunks_kept_in_memory, 3));
 	suite_add_tcase(s, tc("flipped_context_byte_detected", flipped_context_byte_detected, 2));
 	suite_add_tcase(s, tc("flipped_message_byte_detected", flipped_message_byte_detected, 2));
 	suite_add_tcase(s, tc("truncated_files_detected", truncated_files_detected, 4));

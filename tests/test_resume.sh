@@ -22,7 +22,7 @@ BUILD=${PEMS_BUILD:?set PEMS_BUILD}
 T=${RESUME_TMP:-${PEMS_TEST_TMP:-$(mktemp -d)}}
 KILLS=${RESUME_KILLS:-3}	# per run
 MEM=${RESUME_MEM:-64M}
-WHAT=${*:-sort aggregate sgd steps refusals}
+WHAT=${*:-sort aggregate sgd steps held refusals}
 export PEMS_QUIET=1
 mkdir -p "$T" || exit 1
 cd "$T" || exit 1
@@ -178,6 +178,37 @@ if want steps; then
 	run_killed steps ck.steps steps.stdout steps.ref "$ELAPSED" -- \
 		env PEMS_PROCS=8 PEMS_MEM="$MEM" PEMS_TMP="$PWD" PEMS_CHECKPOINT_DIR=ck.steps \
 		PEMS_CHECKPOINT_EVERY=1 "$STEPS" 30 5
+fi
+
+# Message chunks kept in memory across a barrier (pems/msg.c 7) are saved
+# in the checkpoint's state file and kept in memory again on resume: stop
+# examples/steps, sending 3 MiB per VP and superstep under a budget with
+# room for them, right after a checkpoint, then resume it.
+if want held; then
+	STEPS=$BUILD/examples/steps
+	held=(env PEMS_PROCS=4 PEMS_MEM=256M PEMS_TMP="$PWD" "$STEPS" 12 100 3072)
+	"${held[@]}" >held.ref || exit 1
+	rm -rf ck.held
+	PEMS_CHECKPOINT_DIR=ck.held PEMS_CHECKPOINT_EVERY=1 "${held[@]}" >/dev/null 2>&1 &
+	pid=$!
+	for ((i = 0; i < 1200; i++)); do
+		[[ -f ck.held/manifest ]] && grep -q '^superstep [3-9]' ck.held/manifest && break
+		sleep 0.05
+	done
+	kill -9 $pid
+	wait $pid 2>/dev/null
+	st=ck.held/$(awk '$1 == "state" { print $2 }' ck.held/manifest 2>/dev/null)
+	size=$(stat -c %s "$st" 2>/dev/null || echo 0)
+	if ((size < 4 * 3 * 1048576)); then
+		fail "held: the state file has $size bytes, not the 12 MiB of messages kept in memory"
+	elif ! "$RUN" resume ck.held >held.out 2>held.err; then
+		fail "held: resume failed: $(tail -3 held.err)"
+	elif ! cmp -s held.ref held.out; then
+		fail "held: the resumed run printed $(cat held.out), not $(cat held.ref)"
+	else
+		ok "held: $size bytes of state with the kept messages; resumed to the same digest"
+	fi
+	rm -rf ck.held
 fi
 
 # Refusals: stop a run right after a checkpoint (SIGKILL while it sleeps
