@@ -32,6 +32,10 @@
 #   ceiling       2N/read_bw + 2N/write_bw with fio's O_DIRECT sequential
 #                 bandwidths on the scratch disk (the ~4N bytes of traffic
 #                 a 2-pass sort needs, at full speed)
+#   ceiling-mixed 4N/mixed_bw, mixed_bw = the bytes per second of a fio read
+#                 job and a write job running at once (as a sort's passes
+#                 read and write at once): what the disk gives when both
+#                 directions share it, not the sum of their separate speeds
 # Every output is checked (untimed) with `pems-run verify --against`, then
 # deleted with the contender's temporary files; each input is deleted
 # once its contenders are done (unless KEEP_DATA=1), so the disk holds at
@@ -174,7 +178,7 @@ skip() {	# skip IMPL FORMAT BYTES WHY
 }
 
 # ---- I/O ceiling (once per invocation) --------------------------------------
-READ_BW=0 WRITE_BW=0	# bytes/s
+READ_BW=0 WRITE_BW=0 MIXED_BW=0	# bytes/s
 if has_impl ceiling; then
 	if ! command -v fio >/dev/null 2>&1; then
 		msg "skipping ceiling: fio not installed (scripts/deps.sh --bench)"
@@ -190,15 +194,27 @@ if has_impl ceiling; then
 			# field 7: read bw KiB/s, field 48: write bw KiB/s
 			awk -F';' -v rw="$rw" '$1 == 3 { printf "%.0f\n", (rw == "read" ? $7 : $48) * 1024; exit }' <<<"$out"
 		}
+		fio_mixed() {	# a read and a write job at once -> their bytes per second
+			local out
+			out=$("$CGRUN" "$LIMIT_B" -- fio --bs=8M --size="$FIO_B" --direct=1 \
+				--ioengine=libaio --iodepth=4 --end_fsync=1 --group_reporting \
+				--minimal --terse-version=3 \
+				--name=mixed-r --filename="$fio_file" --rw=read \
+				--name=mixed-w --filename="$fio_file.w" --rw=write \
+				2>>"$RESULTS_DIR/logs/fio.log")
+			echo "$out" >>"$RESULTS_DIR/logs/fio.log"
+			awk -F';' '$1 == 3 { printf "%.0f\n", ($7 + $48) * 1024; exit }' <<<"$out"
+		}
 		WRITE_BW=$(fio_job write || echo 0)
 		READ_BW=$(fio_job read || echo 0)
-		rm -f "$fio_file"
+		MIXED_BW=$(fio_mixed || echo 0)
+		rm -f "$fio_file" "$fio_file.w"
 		if [[ -z "$READ_BW" || -z "$WRITE_BW" || "$READ_BW" == 0 || "$WRITE_BW" == 0 ]]; then
 			msg "fio failed (see $RESULTS_DIR/logs/fio.log); no ceiling"
 			READ_BW=0 WRITE_BW=0
 			nfail=$((nfail + 1))
 		else
-			msg "disk ceiling (fio O_DIRECT 8 MiB sequential): read $((READ_BW / 1000000)) MB/s, write $((WRITE_BW / 1000000)) MB/s"
+			msg "disk ceiling (fio O_DIRECT 8 MiB sequential): read $((READ_BW / 1000000)) MB/s, write $((WRITE_BW / 1000000)) MB/s, both at once $((${MIXED_BW:-0} / 1000000)) MB/s"
 		fi
 	fi
 fi
@@ -276,6 +292,10 @@ for size in "${SIZES[@]}"; do
 	if has_impl ceiling && ((READ_BW > 0)); then
 		secs=$(awk -v n="$N" -v r="$READ_BW" -v w="$WRITE_BW" 'BEGIN { printf "%.2f", 2 * n / r + 2 * n / w }')
 		report ceiling - "$N" "$secs" 0 0 0 ok
+		if ((${MIXED_BW:-0} > 0)); then
+			secs=$(awk -v n="$N" -v m="$MIXED_BW" 'BEGIN { printf "%.2f", 4 * n / m }')
+			report ceiling-mixed - "$N" "$secs" 0 0 0 ok
+		fi
 	fi
 	rm -rf "$OUT" "$OUT".tmp.* "$TMPD"
 done
@@ -306,9 +326,9 @@ awk -F, 'NR > 1 { t[$2 "," $1] = $4; sz[$2] = 1 }
 function r(a, b) { return (a != "" && b != "" && b > 0) ? sprintf("%.2f", a / b) : "n/a" }
 function v(x) { return x != "" ? x : "n/a" }
 END {
-	printf "%11s %7s %7s %7s %7s %7s %7s | %8s %8s %8s | %8s %8s %8s\n", "bytes",
-		"pems", "p-rec", "gnu", "stxxl", "s-rec", "ceil",
-		"stxxl/p", "ceil/p", "gnu/p", "gnu/p-r", "s-rec/p-r", "ceil/p-r"
+	printf "%11s %7s %7s %7s %7s %7s %7s %7s | %8s %8s %8s | %8s %8s %8s %8s\n", "bytes",
+		"pems", "p-rec", "gnu", "stxxl", "s-rec", "ceil", "c-mix",
+		"stxxl/p", "ceil/p", "gnu/p", "gnu/p-r", "s-rec/p-r", "ceil/p-r", "cmix/p-r"
 	n = 0
 	for (b in sz) keys[++n] = b	# kept as strings: b + 0 prints 4.29497e+09 and misses t[]
 	for (i = 2; i <= n; i++)
@@ -316,16 +336,16 @@ END {
 	for (i = 1; i <= n; i++) {
 		b = keys[i]
 		p = t[b ",pems"]; pr = t[b ",pems-rec100"]; g = t[b ",gnu-sort"]
-		s = t[b ",stxxl"]; sr = t[b ",stxxl-rec100"]; c = t[b ",ceiling"]
-		printf "%11s %7s %7s %7s %7s %7s %7s | %8s %8s %8s | %8s %8s %8s\n", b,
-			v(p), v(pr), v(g), v(s), v(sr), v(c),
-			r(s, p), r(c, p), r(g, p), r(g, pr), r(sr, pr), r(c, pr)
+		s = t[b ",stxxl"]; sr = t[b ",stxxl-rec100"]; c = t[b ",ceiling"]; cm = t[b ",ceiling-mixed"]
+		printf "%11s %7s %7s %7s %7s %7s %7s %7s | %8s %8s %8s | %8s %8s %8s %8s\n", b,
+			v(p), v(pr), v(g), v(s), v(sr), v(c), v(cm),
+			r(s, p), r(c, p), r(g, p), r(g, pr), r(sr, pr), r(c, pr), r(cm, pr)
 	}
 }' "$SUM" | tee "$RESULTS_DIR/sort-ratios.txt"
 
 if command -v gnuplot >/dev/null 2>&1; then
 	plot=""
-	for impl in pems pems-rec100 gnu-sort stxxl stxxl-rec100 ceiling; do
+	for impl in pems pems-rec100 gnu-sort stxxl stxxl-rec100 ceiling ceiling-mixed; do
 		dat=$RESULTS_DIR/sort-$impl.dat
 		awk -F, -v i="$impl" 'NR > 1 && $1 == i { print $2 / 1073741824, $5 }' "$SUM" |
 			sort -g >"$dat"
