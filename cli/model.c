@@ -50,6 +50,7 @@
 #include "cli.h"
 
 #define MAXBSP 16
+#define MAXAGG 8	/* "agg_at" lines: calibrated group counts */
 #define MIB (1024.0 * 1024.0)
 
 
@@ -92,6 +93,8 @@ struct mparams {
 	struct { char algo[16]; unsigned step, p; double f; } cpu_s[16 * MAXBSP];	/* "cpu_step A S P F" */
 	unsigned novl;
 	struct { unsigned p; double a; } overlap_p[MAXBSP];	/* "overlap_p P A" */
+	unsigned nagg;		/* "agg_at X M W", ascending X (agg_secs_at) */
+	struct { double x, merge, write; } agg_at[MAXAGG];
 };
 
 static const struct pkey {
@@ -169,6 +172,12 @@ static int params_write(const char *path, struct mparams *m)
 	for (i = 0; i < m->ncpus; i++)
 		fprintf(f, "cpu_step %s %u %u %.6g\n", m->cpu_s[i].algo, m->cpu_s[i].step,
 			m->cpu_s[i].p, m->cpu_s[i].f);
+	if (m->nagg)
+		fprintf(f, "# agg_at X M W: the aggregate at X groups per VP: merge superstep (3)\n"
+			   "# M rows received/s per core, write superstep (4) W groups/s per core\n");
+	for (i = 0; i < m->nagg; i++)
+		fprintf(f, "agg_at %.6g %.6g %.6g\n", m->agg_at[i].x, m->agg_at[i].merge,
+			m->agg_at[i].write);
 	if (fclose(f)) {
 		cli_error("model: cannot write '%s': %s", path, strerror(errno));
 		return CLI_EXIT_FAIL;
@@ -176,10 +185,30 @@ static int params_write(const char *path, struct mparams *m)
 	return 0;
 }
 
+/* one "agg_at X M W" line, kept in ascending X; -1 when a figure is not
+ * positive, X is already there or the table is full */
+static int agg_at_add(struct mparams *m, double x, double merge, double write)
+{
+	unsigned i;
+
+	if (m->nagg >= MAXAGG || !(x > 0) || !(merge > 0) || !(write > 0))
+		return -1;
+	for (i = 0; i < m->nagg; i++)
+		if (m->agg_at[i].x == x)
+			return -1;
+	for (i = m->nagg; i > 0 && m->agg_at[i - 1].x > x; i--)
+		m->agg_at[i] = m->agg_at[i - 1];
+	m->agg_at[i].x = x;
+	m->agg_at[i].merge = merge;
+	m->agg_at[i].write = write;
+	m->nagg++;
+	return 0;
+}
+
 static int params_line(struct mparams *m, char *line)
 {
 	char key[64];
-	double x, y;
+	double x, y, z;
 	unsigned p, st;
 	size_t i;
 
@@ -229,6 +258,8 @@ static int params_line(struct mparams *m, char *line)
 		m->overlap_p[m->novl++].a = x;
 		return 0;
 	}
+	if (sscanf(line, "agg_at %lf %lf %lf", &x, &y, &z) == 3)
+		return agg_at_add(m, x, y, z);
 	if (sscanf(line, "lbusy %u %lf", &p, &x) == 2) {
 		if (m->nlbusy >= MAXBSP || !(x >= 0))
 			return -1;
@@ -406,6 +437,36 @@ static double params_lbusy(const struct mparams *m, unsigned p)
 		if (m->lbusy[i].p == p)
 			return m->lbusy[i].secs;
 	return 0;
+}
+
+/*
+ * Core-seconds per unit of the aggregate's merge superstep (@write
+ * false: per row or state received) or write superstep (@write: per
+ * group) at @x groups per VP, from the "agg_at" lines: the owners'
+ * bucketing, sorting, walking, compaction and formatting run faster when
+ * a VP holds fewer groups (cache and TLB footprint, rows per group), so
+ * calibrate measures both supersteps at several group counts; between two
+ * of them the seconds per unit are linear in ln x, outside them the
+ * nearest one's.  0 when there are no "agg_at" lines (the five single
+ * rates hold then).
+ */
+static double agg_secs_at(const struct mparams *m, double x, bool write)
+{
+	double lo, hi, f;
+	unsigned i;
+
+	if (!m->nagg)
+		return 0;
+	for (i = 0; i < m->nagg && m->agg_at[i].x < x; i++)
+		;
+	if (i == 0 || i == m->nagg) {
+		i = i ? i - 1 : 0;
+		return 1 / (write ? m->agg_at[i].write : m->agg_at[i].merge);
+	}
+	lo = 1 / (write ? m->agg_at[i - 1].write : m->agg_at[i - 1].merge);
+	hi = 1 / (write ? m->agg_at[i].write : m->agg_at[i].merge);
+	f = log(x / m->agg_at[i - 1].x) / log(m->agg_at[i].x / m->agg_at[i - 1].x);
+	return lo + f * (hi - lo);
 }
 
 /* ---- jobs and their supersteps ---- */
@@ -607,7 +668,7 @@ static void build_agg(const struct mjob *j, const struct mparams *m, struct mpla
 {
 	struct pems_aggregate_shape a;
 	double n, v = j->v, p = j->p, G = j->groups, nvp, gd, raw, parts, msg, blob, park, ns;
-	double row, state;
+	double row, state, merge_s, write_s;
 	bool compact;
 	struct mstep *s;
 
@@ -624,6 +685,8 @@ static void build_agg(const struct mjob *j, const struct mparams *m, struct mpla
 	msg = blob + v * v * (double)a.chunk_hdr;
 	compact = gd * state * a.compact <= blob;	/* groupby.c compact() */
 	park = compact ? gd * state : blob;
+	merge_s = agg_secs_at(m, gd / v, false);	/* 0: no agg_at lines */
+	write_s = agg_secs_at(m, gd / v, true);
 	ns = v * dmin(a.samples, nvp);
 	s = add(pl, "sample");
 	s->rand_r = v * dmin(a.sample_pages, nvp);
@@ -639,13 +702,15 @@ static void build_agg(const struct mjob *j, const struct mparams *m, struct mpla
 	s = add(pl, "merge");
 	s->msg_r = msg;
 	s->msg_w = park;
-	s->cpu = (raw + parts) / m->agg_merge + (compact ? gd / m->agg_compact : 0);
+	s->cpu = merge_s > 0 ? (raw + parts) * merge_s :
+		 (raw + parts) / m->agg_merge + (compact ? gd / m->agg_compact : 0);
 	s->coll = v * (double)a.info;
 	s = add(pl, "write");
 	s->msg_r = park;
 	s->file_w = gd * j->line;
 	s->reqs = v;	/* the 1 MiB output blocks are bandwidth (lat is a 4 KiB read's) */
-	s->cpu = (compact ? 0 : raw + parts) / m->agg_write + gd / m->agg_fmt;
+	s->cpu = write_s > 0 ? gd * write_s :
+		 (compact ? 0 : raw + parts) / m->agg_write + gd / m->agg_fmt;
 }
 
 /* sgd.c: one superstep per H local steps of every shard, one at the end */
@@ -2040,8 +2105,9 @@ static int cal_setup(struct cal *c)
 }
 
 /* aggregate count,sum over kv rows of --kernel-size with @groups keys;
- * t[] the CPU seconds of supersteps 2, 3 and 4 */
-static int cal_agg_run(struct cal *c, const char *groups, unsigned idx, double t[3])
+ * t[] the CPU seconds of supersteps 2, 3 and 4, t[3] the run's v; kept
+ * for cal_overlap as kernel job @idx (none when @idx >= 6) */
+static int cal_agg_run(struct cal *c, const char *groups, unsigned idx, double t[4])
 {
 	char in[4096], out[4096], count[32];
 	struct pems_aggregate_job job = { .in = in, .out = out };
@@ -2069,29 +2135,52 @@ static int cal_agg_run(struct cal *c, const char *groups, unsigned idx, double t
 		j.algo = A_AGG;
 		j.bytes = rows * 16;
 		j.groups = strtod(groups, NULL);
-		kernel_keep(c, idx, &j);
+		if (idx < 6)
+			kernel_keep(c, idx, &j);
 	}
 	t[0] = kernel_secs(c, 2);
 	t[1] = kernel_secs(c, 3);
 	t[2] = kernel_secs(c, 4);
+	t[3] = pems_current_config()->procs;
 	return 0;
 }
 
+/* the group counts of the "agg_at" lines: 2^20 .. 2^26 (64 Mi rows of the
+ * 1 GiB kernel size: 64 .. 1.6 rows per group) */
+static const char *const agg_groups[] = { "1048576", "4194304", "16777216", "67108864" };
+#define NAGG_CAL (sizeof(agg_groups) / sizeof(agg_groups[0]))
+_Static_assert(NAGG_CAL == 4 && NAGG_CAL <= MAXAGG, "cal_kernels takes the medians of 4 agg_at lines");
+
 /*
- * Three runs, R rows each: 1000 groups (pre-aggregation: agg_hash);
- * 64 Mi groups (R rows pass raw, Gb ~ 0.85 R groups, not compacted:
+ * Five runs, R rows each: 1000 groups (pre-aggregation: agg_hash);
+ * 64 Mi groups (R rows pass raw, Gb ~ 0.63 R groups, not compacted:
  * agg_raw, agg_merge per row, superstep 4 = R/agg_write + Gb/agg_fmt);
  * 1 Mi groups (raw, then compacted into Gc states: superstep 3 =
- * R/agg_merge + Gc/agg_compact, superstep 4 = Gc/agg_fmt).
+ * R/agg_merge + Gc/agg_compact, superstep 4 = Gc/agg_fmt); 4 Mi and
+ * 16 Mi groups.  The last four also give the "agg_at" lines: at G_d/v
+ * groups per VP, superstep 3's rows per CPU second and superstep 4's
+ * groups per CPU second (agg_secs_at).
  */
 static int cal_agg(struct cal *c)
 {
-	double r = floor(c->ksize / 16), h[3], b[3], k[3], gb, gc;
+	double r = floor(c->ksize / 16), h[4], t[NAGG_CAL][4], *b = t[NAGG_CAL - 1], *k = t[0];
+	double gb, gc;
+	unsigned i;
 	int rc;
 
-	if ((rc = cal_agg_run(c, "1000", 2, h)) || (rc = cal_agg_run(c, "67108864", 3, b)) ||
-	    (rc = cal_agg_run(c, "1048576", 4, k)))
+	if ((rc = cal_agg_run(c, "1000", 2, h)))
 		return rc;
+	for (i = 0; i < NAGG_CAL; i++) {
+		double g = strtod(agg_groups[i], NULL), gd = g * -expm1(-r / g);
+
+		if ((rc = cal_agg_run(c, agg_groups[i], i == 0 ? 4 : i == NAGG_CAL - 1 ? 3 : 6,
+				      t[i])))
+			return rc;
+		c->m->agg_at[i].x = gd / dmax(1, t[i][3]);
+		c->m->agg_at[i].merge = r / t[i][1];
+		c->m->agg_at[i].write = gd / t[i][2];
+	}
+	c->m->nagg = NAGG_CAL;
 	gb = 67108864.0 * -expm1(-r / 67108864.0);
 	gc = 1048576.0 * -expm1(-r / 1048576.0);
 	c->m->agg_hash = r / h[0];
@@ -2162,8 +2251,13 @@ static int cal_kernels(struct cal *c, unsigned runs)
 		offsetof(struct mparams, agg_compact), offsetof(struct mparams, agg_fmt),
 		offsetof(struct mparams, sgd), offsetof(struct mparams, flush_bw),
 		offsetof(struct mparams, iops),
+		offsetof(struct mparams, agg_at[0].merge), offsetof(struct mparams, agg_at[0].write),
+		offsetof(struct mparams, agg_at[1].merge), offsetof(struct mparams, agg_at[1].write),
+		offsetof(struct mparams, agg_at[2].merge), offsetof(struct mparams, agg_at[2].write),
+		offsetof(struct mparams, agg_at[3].merge), offsetof(struct mparams, agg_at[3].write),
 	};
-	double x[13][16];
+#define NOFF (sizeof(off) / sizeof(off[0]))
+	double x[NOFF][16];
 	unsigned r, i, a, b;
 	int rc;
 
@@ -2173,10 +2267,10 @@ static int cal_kernels(struct cal *c, unsigned runs)
 		if ((rc = cal_sort(c, 0)) || (rc = cal_sort(c, 1)) || (rc = cal_agg(c)) ||
 		    (rc = cal_sgd(c)))
 			return rc;
-		for (i = 0; i < 13; i++)
+		for (i = 0; i < NOFF; i++)
 			x[i][r] = *(double *)(void *)((char *)c->m + off[i]);
 	}
-	for (i = 0; i < 13; i++) {
+	for (i = 0; i < NOFF; i++) {
 		for (a = 1; a < runs; a++)	/* insertion sort, then the median */
 			for (b = a; b > 0 && x[i][b - 1] > x[i][b]; b--) {
 				double t = x[i][b];
@@ -2188,6 +2282,7 @@ static int cal_kernels(struct cal *c, unsigned runs)
 			runs % 2 ? x[i][runs / 2] : (x[i][runs / 2 - 1] + x[i][runs / 2]) / 2;
 	}
 	return 0;
+#undef NOFF
 }
 
 /*

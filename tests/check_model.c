@@ -238,6 +238,70 @@ START_TEST(overlap_adds_a_share_of_the_lesser)
 }
 END_TEST
 
+/* cpu_s of the superstep named @name in a predict table */
+static double step_cpu_s(const char *out, const char *name)
+{
+	const char *q = strstr(out, name);
+	double disk, cpu;
+
+	ck_assert_msg(q != NULL, "no %s in: %s", name, out);
+	ck_assert_int_eq(sscanf(q + strlen(name), "%lf %lf", &disk, &cpu), 2);
+	return cpu;
+}
+
+/* "agg_at X M W": the aggregate's merge superstep costs 1/M core-seconds
+ * per row received and its write superstep 1/W per group at X groups per
+ * VP; between two lines the seconds are linear in ln X, beyond them the
+ * nearest line's.  10^7 groups in 1 GiB (2^26 rows, nearly all sent raw)
+ * on 16 VPs, k = 2 on 2 cores: cpu_s = core-seconds / 2. */
+START_TEST(agg_at_interpolates_in_log_groups_per_vp)
+{
+	double n = 67108864, G = 1e7, gd = G * -expm1(-n / G), x = gd / 16, m0, w0;
+	const char *job = "aggregate --groups 10000000 --size 1G --procs 16 --threads 2 --params";
+	char out[16384], cmd[512], lines[512];
+
+	params("a0", 1e15, 1e8, 0);
+	snprintf(cmd, sizeof(cmd), "model predict %s a0", job);
+	ck_assert_int_eq(run(cmd, out, sizeof(out)), 0);
+	/* without agg_at lines: the five single rates (1e8), compacted */
+	ck_assert_msg(fabs(step_cpu_s(out, " merge ") - (n + gd) / 1e8 / 2) < 0.01, "%s", out);
+	/* one rate everywhere: 1e-7 s per row received, 1e-6 s per group */
+	params("a", 1e15, 1e8, 0);
+	add_params("a", "agg_at 1000 1e7 1e6\nagg_at 1e9 1e7 1e6\n");
+	snprintf(cmd, sizeof(cmd), "model predict %s a", job);
+	ck_assert_int_eq(run(cmd, out, sizeof(out)), 0);
+	m0 = step_cpu_s(out, " merge ");
+	w0 = step_cpu_s(out, " write ");
+	ck_assert_msg(fabs(m0 - n * 1e-7 / 2) < 0.005 * m0, "merge %.3f s: %s", m0, out);
+	ck_assert_msg(fabs(w0 - gd * 1e-6 / 2) < 0.002 * w0, "write %.3f s: %s", w0, out);
+	/* x halfway in ln between x/10 and 10x (lines in any order): the
+	 * mean of 1e-7 and 4e-7 s per row, of 1e-6 and 0.25e-6 s per group */
+	params("b", 1e15, 1e8, 0);
+	snprintf(lines, sizeof(lines), "agg_at %.9g 2.5e6 4e6\nagg_at %.9g 1e7 1e6\n", 10 * x, x / 10);
+	add_params("b", lines);
+	snprintf(cmd, sizeof(cmd), "model predict %s b", job);
+	ck_assert_int_eq(run(cmd, out, sizeof(out)), 0);
+	ck_assert_msg(fabs(step_cpu_s(out, " merge ") - 2.5 * m0) < 0.01 * m0, "%s", out);
+	ck_assert_msg(fabs(step_cpu_s(out, " write ") - 0.625 * w0) < 0.01 * w0, "%s", out);
+	/* below the smallest X: that line's rates */
+	params("c", 1e15, 1e8, 0);
+	snprintf(lines, sizeof(lines), "agg_at %.9g 2.5e6 4e6\nagg_at %.9g 1e7 1e6\n", 10 * x,
+		 100 * x);
+	add_params("c", lines);
+	snprintf(cmd, sizeof(cmd), "model predict %s c", job);
+	ck_assert_int_eq(run(cmd, out, sizeof(out)), 0);
+	ck_assert_msg(fabs(step_cpu_s(out, " merge ") - 4 * m0) < 0.01 * m0, "%s", out);
+	ck_assert_msg(fabs(step_cpu_s(out, " write ") - 0.25 * w0) < 0.01 * w0, "%s", out);
+	/* a repeated X or a rate that is not positive is refused */
+	params("e", 1e15, 1e8, 0);
+	add_params("e", "agg_at 1000 1e7 1e6\nagg_at 1000 2e7 1e6\n");
+	ck_assert_int_eq(run("model predict aggregate --size 1G --params e", out, sizeof(out)), 1);
+	params("e", 1e15, 1e8, 0);
+	add_params("e", "agg_at 1000 0 1e6\n");
+	ck_assert_int_eq(run("model predict aggregate --size 1G --params e", out, sizeof(out)), 1);
+}
+END_TEST
+
 /* sgd: one superstep per H*batch rows of every shard, plus the last */
 START_TEST(sgd_supersteps_follow_the_batches)
 {
@@ -377,6 +441,7 @@ int main(void)
 	tcase_add_test(tc, comm_threads_take_what_poll_p_says);
 	tcase_add_test(tc, lbusy_and_cpu_alg_apply_where_they_belong);
 	tcase_add_test(tc, overlap_adds_a_share_of_the_lesser);
+	tcase_add_test(tc, agg_at_interpolates_in_log_groups_per_vp);
 	tcase_add_test(tc, sgd_supersteps_follow_the_batches);
 	tcase_add_test(tc, stats_json_is_compared_per_superstep);
 	tcase_add_test(tc, projection_is_monotone_and_finds_the_limit);
