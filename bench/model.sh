@@ -7,8 +7,15 @@
 #
 #   BUILD=build MODEL_TMP=/work/scratch/model HOLD="/work/wt/lock.sh quiet" bash bench/model.sh
 #   bash bench/model.sh calibrate          only the calibration (one hold)
-#   bash bench/model.sh calibrate-mpi      only its cpu_alg and lbusy lines,
+#   bash bench/model.sh calibrate-base     its first half: model calibrate,
+#                                          setup_mpi, cpu_p (one hold)
+#   bash bench/model.sh calibrate-mpi      its second half: the cpu_alg,
+#                                          cpu_step, overlap_p and lbusy lines,
 #                                          appended to RESULTS_DIR's params
+#   bash bench/model.sh calibrate-mpi-pass K   the same, kept as pass K
+#                                          (RESULTS_DIR/model-base.mpiK.params)
+#   bash bench/model.sh mpi-median         the params' calibrate-mpi lines: the
+#                                          median of the kept passes, per line
 #   bash bench/model.sh group CASE SIZE    only one group of runs (one hold)
 #   bash bench/model.sh --report DIR       predict DIR's runs again with
 #                                          DIR/model-base.params and the
@@ -291,7 +298,7 @@ print("%.0f" % (1e6 * sum(x["cpu"] for x in s) * j["p"] / len(s) / j["v"]))' "$T
 	rm -f "$TMP"/cal-sgd-p*.json
 }
 
-calibrate() {
+calibrate_base() {
 	BSP_CSV=${BSP_CSV:-$(ls -1 "$ROOT"/bench/results/*/bsp-params.csv 2>/dev/null | tail -1)}
 	[[ -f $BSP_CSV ]] || err "no bsp-params.csv; run bench/bsp-params.sh first"
 	echo "bench/model.sh: full calibration ($BSP_CSV)" >&2
@@ -299,6 +306,40 @@ calibrate() {
 		err "calibration failed"
 	setup_mpi
 	cpu_mpi
+}
+
+# the calibrate-mpi lines of $BASE (cpu_alg, cpu_step, overlap_p, lbusy,
+# busy-spin comments)
+mpi_lines() { grep -E '^(cpu_alg|cpu_step|overlap_p|lbusy|# busy-spin) ' "$BASE"; }
+
+# mpi_median: replace $BASE's calibrate-mpi lines by the median of each
+# line over the passes kept by calibrate-mpi-pass (the CPU of mpirun runs
+# on this VM moved by up to 1.7x between passes a few minutes apart)
+mpi_median() {
+	local f=("$RESULTS_DIR"/model-base.mpi[0-9].params)
+	[[ -f ${f[0]} ]] || err "no model-base.mpiK.params; run calibrate-mpi-pass K first"
+	sed -i '/^overlap_p /d; /^cpu_alg /d; /^cpu_step /d; /^lbusy /d; /^# busy-spin /d' "$BASE"
+	echo "# the calibrate-mpi lines below: the median over ${#f[@]} passes (model-base.mpiK.params)" >>"$BASE"
+	python3 - "${f[@]}" >>"$BASE" <<-'EOF'
+		import statistics, sys
+		keys, vals = [], {}
+		for path in sys.argv[1:]:
+		    for line in open(path):
+		        w = line.split()
+		        if not w or w[0] == "#":
+		            continue
+		        k = " ".join(w[:-1])
+		        if k not in vals:
+		            keys.append(k)
+		            vals[k] = []
+		        vals[k].append(float(w[-1]))
+		for k in keys:
+		    print("%s %.6g" % (k, statistics.median(vals[k])))
+	EOF
+}
+
+calibrate() {
+	calibrate_base
 	cpu_alg_mpi
 	lbusy_mpi
 }
@@ -449,7 +490,11 @@ case ${1:-all} in
 --report) RESULTS_DIR=${2:?usage: bench/model.sh --report DIR}; BASE=$RESULTS_DIR/model-base.params
 	RUNS=$RESULTS_DIR/model-runs.csv; repredict; report; exit 0 ;;
 calibrate) calibrate; exit 0 ;;
+calibrate-base) calibrate_base; exit 0 ;;
 calibrate-mpi) cpu_alg_mpi; lbusy_mpi; exit 0 ;;
+calibrate-mpi-pass) cpu_alg_mpi; lbusy_mpi
+	mpi_lines >"$RESULTS_DIR/model-base.mpi${2:?K}.params"; exit 0 ;;
+mpi-median) mpi_median; exit 0 ;;
 group) group "${2:?CASE}" "${3:?SIZE}"; exit 0 ;;
 all) ;;
 *) err "usage: bench/model.sh [calibrate | group CASE SIZE | --report DIR]" ;;

@@ -10,7 +10,9 @@
  *  (1) A job is the list of its supersteps, built from the structure of
  *      the algorithm (algorithms/sort/sort.c, aggregate/, sgd/): per
  *      superstep, kernel work in core-seconds (work / calibrated rate),
- *      bytes the VPs move synchronously (pems_file_*), bytes of the
+ *      bytes the VPs move with pems_file_* (synchronously: sgd's reads,
+ *      the aggregate's output; or in pieces while computing: the sort's
+ *      input and output, the aggregate's kv input), bytes of the
  *      message store (asynchronous: chunk writes, read-ahead), random
  *      4 KiB reads (sampling), bytes crossing ranks, bytes of rank-level
  *      collectives each rank receives, and work only VP 0 does.  v, k,
@@ -25,7 +27,8 @@
  *      did not hide; C includes the CPU factor cpu_p of p ranks)
  *      D: disk time of all the node's bytes; C: its core-seconds; F: disk
  *      time of the synchronous part (a worker reading a slice computes
- *      nothing meanwhile, the others do); X: bytes crossing ranks (X/p
+ *      nothing meanwhile, the others do; 0 when the VP reads or writes
+ *      in pieces while computing); X: bytes crossing ranks (X/p
  *      per rank, g per byte per rank as bench/bsp_params.c fits it);
  *      Y: collective bytes a rank receives; Z: VP 0's serial work;
  *      l: superstep latency.  Reading the message store costs at least
@@ -492,7 +495,10 @@ struct mstep {
 	unsigned idx;		/* superstep number (the first of reps) */
 	double reps;		/* identical supersteps */
 	double cpu;		/* core-seconds, all ranks */
-	double file_r, file_w;	/* bytes, synchronous in the VPs */
+	double file_r, file_w;	/* bytes the VPs read / write with pems_file_* */
+	bool file_async;	/* ... in pieces, several in flight, while the VP
+				 * computes (pems_file_start/wait): in D only,
+				 * not in the worker's chain */
 	double reqs;		/* synchronous pems_file_* calls */
 	double msg_r, msg_w;	/* bytes of message store / context I/O */
 	double rand_r;		/* random 4 KiB reads */
@@ -618,16 +624,16 @@ static void build_sort(const struct mjob *j, const struct mparams *m, struct mpl
 	s->serial = qsort_secs(m, ns);
 	s->coll = v * (double)sh.sample_msg + v * (double)sh.key;	/* gather at VP 0, broadcast */
 	s = add(pl, "partition");
-	s->file_r = j->bytes;
-	s->reqs = v;
+	s->file_r = j->bytes;	/* sort.c classify_slice: 4 MiB pieces, 4 in flight */
+	s->file_async = true;
 	s->msg_w = j->bytes;
 	s->xfer = j->bytes * cross;
 	s->cpu = j->bytes / m->sort_part[j->rec100] + v * v * 8 / m->copy_bw;
 	s->coll = p * v * 8;				/* allreduce of bucket sizes */
 	s = add(pl, "sort+write");
 	s->msg_r = j->bytes;
-	s->file_w = j->bytes;
-	s->reqs = v;	/* rec100's 8 MiB pieces are bandwidth (lat is a 4 KiB read's) */
+	s->file_w = j->bytes;	/* sort.c: output pieces written asynchronously */
+	s->file_async = true;
 	s->cpu = j->bytes / m->sort_local[j->rec100];
 }
 
@@ -694,8 +700,8 @@ static void build_agg(const struct mjob *j, const struct mparams *m, struct mpla
 	s->serial = qsort_secs(m, ns);
 	s->coll = v * (double)a.sample_msg + v * 16;	/* gather; broadcast of the plan */
 	s = add(pl, "load+partition");
-	s->file_r = j->bytes;
-	s->reqs = v;
+	s->file_r = j->bytes;	/* aggregate.c load_kv: 4 MiB pieces, 4 in flight */
+	s->file_async = true;
 	s->msg_w = msg;
 	s->xfer = msg * (p - 1) / p;
 	s->cpu = (n - raw) / m->agg_hash + raw / m->agg_raw;
@@ -796,7 +802,7 @@ static void step_time(const struct mstep *s, const struct mjob *j, const struct 
 
 	o->disk = file + mr + s->msg_w / nn / L->write_bw + s->rand_r / nn / L->iops;
 	o->cpu = cpu / cu;
-	o->chain = (file + s->reqs * L->lat / nn + cpu) / t;
+	o->chain = ((s->file_async ? 0 : file) + s->reqs * L->lat / nn + cpu) / t;
 	/* crossing bytes travel while the workers compute: each rank's comm
 	 * thread ships full chunks as they fill (transport.c), so the
 	 * crossing is one more resource in the max, not a term after it;
