@@ -742,8 +742,10 @@ static void build_sgd(const struct mjob *j, const struct mparams *m, struct mpla
 static void apply_hold(const struct mjob *j, struct mplan *pl)
 {
 	double msg_mem = j->chunk * (2.0 * j->k * j->v + 8.0 * j->k);
+	/* the sort's and the aggregate's VPs keep a few KiB between
+	 * supersteps: the messages get nearly all the room */
 	double room = j->p * (double)pems_hold_room(j->k, j->v, (size_t)j->mem, (size_t)msg_mem,
-						    (size_t)j->mu, j->p);
+						    (size_t)j->mu, 0, j->p);
 	unsigned i;
 
 	for (i = 0; i + 1 < pl->n; i++) {

@@ -90,11 +90,13 @@ PEMS_API size_t pems_overhead(unsigned threads, unsigned procs, size_t mem, size
 PEMS_API size_t pems_overhead_ranks(unsigned threads, unsigned procs, size_t mem,
 				    size_t msg_mem, unsigned nranks);
 /* Bytes of full message chunks a rank can keep in memory across a
- * barrier instead of writing them (pems/msg.c invariant 7): half of what
- * the budget leaves beside the overhead and k computing contexts of mu,
- * shared with finished contexts kept resident.  For cost models. */
+ * barrier instead of writing them (pems/msg.c invariant 7): what the
+ * budget leaves beside the overhead and k computing contexts of mu, less
+ * room to prefetch and write back 2k contexts of @ctx bytes (the largest
+ * a VP keeps between supersteps), but at least half of it; shared with
+ * finished contexts kept resident.  For cost models. */
 PEMS_API size_t pems_hold_room(unsigned threads, unsigned procs, size_t mem, size_t msg_mem,
-			       size_t mu, unsigned nranks);
+			       size_t mu, size_t ctx, unsigned nranks);
 
 /* Unlink @path if the program aborts (bsp_abort or a fatal runtime
  * error), so that no partial output survives; NULL clears the list. */

@@ -306,13 +306,14 @@ PEMS_API size_t pems_overhead_ranks(unsigned threads, unsigned procs, size_t mem
 }
 
 PEMS_API size_t pems_hold_room(unsigned threads, unsigned procs, size_t mem, size_t msg_mem,
-			       size_t mu, unsigned nranks)
+			       size_t mu, size_t ctx, unsigned nranks)
 {
-	size_t used = pems_overhead_ranks(threads, procs, mem, msg_mem, nranks) +
-		      (size_t)(threads ? threads : 1) * mu;
+	size_t k = threads ? threads : 1;
+	size_t used = pems_overhead_ranks(threads, procs, mem, msg_mem, nranks) + k * mu;
+	size_t rest = mem > used ? mem - used : 0;	/* sched.c: rest_budget */
 
-	/* sched.c: cache_limit = (ctx_budget - k * mu) / 2 */
-	return mem > used ? (mem - used) / 2 : 0;
+	/* context.c pems_ctx_hold() */
+	return rest > 2 * k * ctx && rest - 2 * k * ctx > rest / 2 ? rest - 2 * k * ctx : rest / 2;
 }
 
 /* "3 MiB" / "512 KiB" for messages: whole MiB from 1 MiB up, else KiB

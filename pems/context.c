@@ -121,14 +121,32 @@ bool pems_ctx_reserve(struct pems_worker *w, struct pems_vp *vp, size_t want)
 	return true;
 }
 
+/* Record that a VP finished a superstep with a context of @used bytes. */
+void pems_ctx_seen(struct pems_rt *rt, size_t used)
+{
+	size_t p = atomic_load_explicit(&rt->ctx_peak, memory_order_relaxed);
+
+	while (used > p && !atomic_compare_exchange_weak_explicit(&rt->ctx_peak, &p, used,
+								 memory_order_relaxed,
+								 memory_order_relaxed))
+		;
+}
+
 /* Keep @bytes of message chunks in memory into the next superstep
  * instead of writing them (msg.c invariant 7): they take room of the
- * cache (rt->cached, within cache_limit, like finished VPs) and of the
- * rest pool, so prefetching keeps at least half of it.  Never waits. */
+ * cache (rt->cached, like finished VPs) and of the rest pool.  The cache
+ * gets half of the rest pool, or all of it but what prefetching and
+ * write-back of k contexts of the largest size seen so far need (2k of
+ * them), whichever is more: with small contexts (a sort's, an
+ * aggregate's) the messages may take nearly all.  Never waits. */
 bool pems_ctx_hold(struct pems_rt *rt, size_t bytes)
 {
-	if (atomic_fetch_add(&rt->cached, bytes) + bytes > rt->cache_limit ||
-	    !rest_take(rt, bytes)) {
+	size_t swap = 2 * (size_t)rt->k * atomic_load_explicit(&rt->ctx_peak, memory_order_relaxed);
+	size_t limit = rt->rest_budget > swap ? rt->rest_budget - swap : 0;
+
+	if (limit < rt->cache_limit)
+		limit = rt->cache_limit;
+	if (atomic_fetch_add(&rt->cached, bytes) + bytes > limit || !rest_take(rt, bytes)) {
 		atomic_fetch_sub(&rt->cached, bytes);
 		return false;
 	}

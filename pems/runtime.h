@@ -251,7 +251,8 @@ struct pems_rt {
 	atomic_size_t resident;		/* bytes of context memory held */
 	atomic_size_t peak_resident;	/* statistics: an atomic max (context.c) */
 	size_t cache_limit;		/* finished VPs may stay resident below this */
-	atomic_size_t cached;		/* bytes of such cached VPs */
+	atomic_size_t cached;		/* bytes of such cached VPs (and held chunks) */
+	atomic_size_t ctx_peak;		/* largest context a VP finished with */
 	size_t rest_budget;		/* context.c (4): budget minus k run slots */
 	/* messages: incoming streams of the previous superstep, by origin
 	 * (rank * k + worker) and local destination; in_next is being
@@ -318,6 +319,7 @@ int pems_ctx_swap_out(struct pems_worker *w, struct pems_vp *vp);
 bool pems_ctx_swap_in(struct pems_worker *w, struct pems_vp *vp, bool run);
 bool pems_ctx_reserve(struct pems_worker *w, struct pems_vp *vp, size_t want);
 bool pems_ctx_hold(struct pems_rt *rt, size_t bytes);
+void pems_ctx_seen(struct pems_rt *rt, size_t used);
 void pems_ctx_unhold(struct pems_rt *rt, size_t bytes);
 size_t pems_ctx_size(const struct pems_rt *rt, const struct pems_vp *vp);
 void pems_ctx_trim(struct pems_rt *rt, struct pems_vp *vp);

@@ -436,6 +436,7 @@ static void finish(struct pems_worker *w, struct pems_vp *vp)
 
 	vp->sp_off = saved_sp(rt, vp);
 	used = pems_ctx_size(rt, vp);
+	pems_ctx_seen(rt, used);
 	pems_ctx_trim(rt, vp);		/* only the extents stay resident */
 	if (!pems_ctx_reserve(w, vp, used)) {
 		/* no room outside the run slot: write it back from there */

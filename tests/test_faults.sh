@@ -138,6 +138,9 @@ faults() {
 }
 
 RT=(--mem 48M --tmp "$S" --quiet)
+# every message chunk goes to the disk, to be faulted there, even where
+# --mem has room to keep it in memory (pems/msg.c invariant 7)
+export PEMS_MSG_HOLD=0
 
 # inputs (written without faults)
 "$RUN" gen --format u64 --count 1M --seed 3 --quiet "$T/in.u64" >/dev/null || exit 1
@@ -150,9 +153,8 @@ EXTRA=("read:eio:1:msg" "read:short:2:msg" "write:eio:3:msg" "write:short:1+:msg
 faults sort "$T/in.u64" "$T/out.u64" \
 	"$RUN" sort --format u64 --procs 16 "${RT[@]}" "$T/in.u64" "$T/out.u64"
 EXTRA=("write:eio:1:msg" "read:eio:2:msg")
-# PEMS_MSG_HOLD=0: the chunks go to the disk even where --mem could keep them (msg.c 7)
 faults aggregate "$T/rows.kv" "$T/groups.csv" \
-	env PEMS_MSG_HOLD=0 "$RUN" aggregate --agg count,sum,avg --procs 16 "${RT[@]}" "$T/rows.kv" "$T/groups.csv"
+	"$RUN" aggregate --agg count,sum,avg --procs 16 "${RT[@]}" "$T/rows.kv" "$T/groups.csv"
 EXTRA=("read:eio:1:train.bin")
 faults sgd "$T/train.bin" "$T/model.txt" \
 	"$RUN" sgd --model linear --data "$T/train.bin" --format dense --dim 16 --epochs 2 \
