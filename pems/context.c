@@ -663,7 +663,7 @@ void pems_worker_reap(struct pems_worker *w, unsigned min)
 		op->done(w, op);
 	}
 	if (min)
-		w->io_wait += pems_now() - t0;
+		w->io_wait_ns += (uint64_t)((pems_now() - t0) * 1e9);
 }
 
 /* Wait until @vp is resident (its reads or a kept write-back are done). */

@@ -186,10 +186,12 @@ struct pems_worker {
 	/* get requests issued by VPs this worker ran */
 	struct pems_get *gets;
 	size_t ngets, capgets;
-	/* statistics */
-	uint64_t ctx_read, ctx_written, msg_read, msg_written, msg_held;
-	uint64_t file_read, file_written, h_bytes, h_max;
-	double compute, io_wait;
+	/* statistics: written by this worker only, but read by
+	 * pems_get_stats() from any VP while the workers run, so atomic
+	 * (each update is one per request or per VP run, not per byte) */
+	_Atomic uint64_t ctx_read, ctx_written, msg_read, msg_written, msg_held;
+	_Atomic uint64_t file_read, file_written, h_bytes, h_max;
+	_Atomic uint64_t compute_ns, io_wait_ns;	/* (no atomic double without libatomic) */
 	/* read-ahead bounce buffers for delivery: two reader sets (the VP
 	 * being delivered and the next one, prefetched) of k streams */
 	char *bounce;

@@ -404,7 +404,7 @@ static void run(struct pems_worker *w, struct pems_vp *vp)
 	/* ended for good, unless VP 0 runs on after bsp_end */
 	if (vp->state == VP_ENDED && !(vp->lid == 0 && w->rt->post_bsp))
 		tsan_drop(vp);
-	w->compute += pems_now() - t0;
+	w->compute_ns += (uint64_t)((pems_now() - t0) * 1e9);
 	w->cur = NULL;
 	if (vp->sent_bytes > w->h_max)
 		w->h_max = vp->sent_bytes;
@@ -683,8 +683,8 @@ static void stats_collect(struct pems_rt *rt, struct pems_stats *st)
 		st->h_bytes += w->h_bytes;
 		if (w->h_max > st->h_max)
 			st->h_max = w->h_max;
-		st->compute_secs += w->compute;
-		st->io_wait_secs += w->io_wait;
+		st->compute_secs += (double)w->compute_ns / 1e9;
+		st->io_wait_secs += (double)w->io_wait_ns / 1e9;
 	}
 	if (rt->tpw) {
 		st->msg_read += rt->tpw->msg_read;
