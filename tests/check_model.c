@@ -269,6 +269,21 @@ static double step_cpu_s(const char *out, const char *name)
 	return cpu;
 }
 
+/* @job with parameter file @name holding @lines: its merge and write
+ * supersteps take @merge and @write cpu seconds (within 1 %). */
+static void agg_at_costs(const char *job, const char *name, const char *lines, double merge,
+			 double write)
+{
+	char out[16384], cmd[512];
+
+	params(name, 1e15, 1e8, 0);
+	add_params(name, lines);
+	snprintf(cmd, sizeof(cmd), "model predict %s %s", job, name);
+	ck_assert_int_eq(run(cmd, out, sizeof(out)), 0);
+	ck_assert_msg(fabs(step_cpu_s(out, " merge ") - merge) < 0.01 * merge, "%s", out);
+	ck_assert_msg(fabs(step_cpu_s(out, " write ") - write) < 0.01 * write, "%s", out);
+}
+
 /* "agg_at X M W": the aggregate's merge superstep costs 1/M core-seconds
  * per row received and its write superstep 1/W per group at X groups per
  * VP; between two lines the seconds are linear in ln X, beyond them the
@@ -296,22 +311,12 @@ START_TEST(agg_at_interpolates_in_log_groups_per_vp)
 	ck_assert_msg(fabs(w0 - gd * 1e-6 / 2) < 0.002 * w0, "write %.3f s: %s", w0, out);
 	/* x halfway in ln between x/10 and 10x (lines in any order): the
 	 * mean of 1e-7 and 4e-7 s per row, of 1e-6 and 0.25e-6 s per group */
-	params("b", 1e15, 1e8, 0);
 	snprintf(lines, sizeof(lines), "agg_at %.9g 2.5e6 4e6\nagg_at %.9g 1e7 1e6\n", 10 * x, x / 10);
-	add_params("b", lines);
-	snprintf(cmd, sizeof(cmd), "model predict %s b", job);
-	ck_assert_int_eq(run(cmd, out, sizeof(out)), 0);
-	ck_assert_msg(fabs(step_cpu_s(out, " merge ") - 2.5 * m0) < 0.01 * m0, "%s", out);
-	ck_assert_msg(fabs(step_cpu_s(out, " write ") - 0.625 * w0) < 0.01 * w0, "%s", out);
+	agg_at_costs(job, "b", lines, 2.5 * m0, 0.625 * w0);
 	/* below the smallest X: that line's rates */
-	params("c", 1e15, 1e8, 0);
 	snprintf(lines, sizeof(lines), "agg_at %.9g 2.5e6 4e6\nagg_at %.9g 1e7 1e6\n", 10 * x,
 		 100 * x);
-	add_params("c", lines);
-	snprintf(cmd, sizeof(cmd), "model predict %s c", job);
-	ck_assert_int_eq(run(cmd, out, sizeof(out)), 0);
-	ck_assert_msg(fabs(step_cpu_s(out, " merge ") - 4 * m0) < 0.01 * m0, "%s", out);
-	ck_assert_msg(fabs(step_cpu_s(out, " write ") - 0.25 * w0) < 0.01 * w0, "%s", out);
+	agg_at_costs(job, "c", lines, 4 * m0, 0.25 * w0);
 	/* a repeated X or a rate that is not positive is refused */
 	params("e", 1e15, 1e8, 0);
 	add_params("e", "agg_at 1000 1e7 1e6\nagg_at 1000 2e7 1e6\n");
