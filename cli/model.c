@@ -59,6 +59,41 @@
 
 /* ---- parameters (the file written by calibrate) ---- */
 
+/* A parameter measured per rank count: "KEY P VALUE" lines. */
+struct ptab {
+	unsigned n;
+	struct { unsigned p; double v; } e[MAXBSP];
+};
+
+/* Add a line's value; -1 (a bad line) when the table is full or !@ok. */
+static int ptab_add(struct ptab *t, unsigned p, double v, bool ok)
+{
+	if (t->n >= MAXBSP || !ok)
+		return -1;
+	t->e[t->n].p = p;
+	t->e[t->n++].v = v;
+	return 0;
+}
+
+/* The value at @p ranks (the first line for it), else @dflt. */
+static double ptab_at(const struct ptab *t, unsigned p, double dflt)
+{
+	unsigned i;
+
+	for (i = 0; i < t->n; i++)
+		if (t->e[i].p == p)
+			return t->e[i].v;
+	return dflt;
+}
+
+static void ptab_write(FILE *f, const char *key, const struct ptab *t)
+{
+	unsigned i;
+
+	for (i = 0; i < t->n; i++)
+		fprintf(f, "%s %u %.6g\n", key, t->e[i].p, t->e[i].v);
+}
+
 struct mparams {
 	char date[32];
 	double cores;
@@ -82,20 +117,15 @@ struct mparams {
 	double sgd;			/* rows * dim / s per core */
 	unsigned nbsp;
 	struct { unsigned p; double l, g; } bsp[MAXBSP];
-	unsigned nsetup;
-	struct { unsigned p; double secs; } setup_p[MAXBSP];	/* "setup_mpi P S" */
-	unsigned npoll;
-	struct { unsigned p; double cores; } poll_p[MAXBSP];	/* "poll_p P C" */
-	unsigned ncpu;
-	struct { unsigned p; double f; } cpu_p[MAXBSP];	/* "cpu_p P F" */
+	struct ptab setup_p;	/* "setup_mpi P S" */
+	struct ptab poll_p;	/* "poll_p P C" */
+	struct ptab cpu_p;	/* "cpu_p P F" */
 	unsigned ncpua;
 	struct { char algo[16]; unsigned p; double f; } cpu_a[4 * MAXBSP];	/* "cpu_alg A P F" */
-	unsigned nlbusy;
-	struct { unsigned p; double secs; } lbusy[MAXBSP];	/* "lbusy P S" */
+	struct ptab lbusy;	/* "lbusy P S" */
 	unsigned ncpus;
 	struct { char algo[16]; unsigned step, p; double f; } cpu_s[16 * MAXBSP];	/* "cpu_step A S P F" */
-	unsigned novl;
-	struct { unsigned p; double a; } overlap_p[MAXBSP];	/* "overlap_p P A" */
+	struct ptab overlap_p;	/* "overlap_p P A" */
 	unsigned nagg;		/* "agg_at X M W", ascending X (agg_secs_at) */
 	struct { double x, merge, write; } agg_at[MAXAGG];
 };
@@ -157,21 +187,16 @@ static int params_write(const char *path, struct mparams *m)
 		   "# sends to other VPs) at P ranks on this machine (bench/bsp-params.sh)\n");
 	for (i = 0; i < m->nbsp; i++)
 		fprintf(f, "bsp %u %.6g %.6g\n", m->bsp[i].p, m->bsp[i].l, m->bsp[i].g);
-	for (i = 0; i < m->nsetup; i++)
-		fprintf(f, "setup_mpi %u %.6g\n", m->setup_p[i].p, m->setup_p[i].secs);
-	if (m->npoll)
+	ptab_write(f, "setup_mpi", &m->setup_p);
+	if (m->poll_p.n)
 		fprintf(f, "# poll_p P C: cores one rank's comm thread takes from busy workers when P\n"
 			   "# ranks of k workers share this machine (P*k spinning threads beside P pollers)\n");
-	for (i = 0; i < m->npoll; i++)
-		fprintf(f, "poll_p %u %.6g\n", m->poll_p[i].p, m->poll_p[i].cores);
-	for (i = 0; i < m->ncpu; i++)
-		fprintf(f, "cpu_p %u %.6g\n", m->cpu_p[i].p, m->cpu_p[i].f);
+	ptab_write(f, "poll_p", &m->poll_p);
+	ptab_write(f, "cpu_p", &m->cpu_p);
 	for (i = 0; i < m->ncpua; i++)
 		fprintf(f, "cpu_alg %s %u %.6g\n", m->cpu_a[i].algo, m->cpu_a[i].p, m->cpu_a[i].f);
-	for (i = 0; i < m->nlbusy; i++)
-		fprintf(f, "lbusy %u %.6g\n", m->lbusy[i].p, m->lbusy[i].secs);
-	for (i = 0; i < m->novl; i++)
-		fprintf(f, "overlap_p %u %.6g\n", m->overlap_p[i].p, m->overlap_p[i].a);
+	ptab_write(f, "lbusy", &m->lbusy);
+	ptab_write(f, "overlap_p", &m->overlap_p);
 	for (i = 0; i < m->ncpus; i++)
 		fprintf(f, "cpu_step %s %u %u %.6g\n", m->cpu_s[i].algo, m->cpu_s[i].step,
 			m->cpu_s[i].p, m->cpu_s[i].f);
@@ -223,20 +248,10 @@ static int params_line(struct mparams *m, char *line)
 		m->bsp[m->nbsp++].g = y;
 		return 0;
 	}
-	if (sscanf(line, "setup_mpi %u %lf", &p, &x) == 2) {
-		if (m->nsetup >= MAXBSP)
-			return -1;
-		m->setup_p[m->nsetup].p = p;
-		m->setup_p[m->nsetup++].secs = x;
-		return 0;
-	}
-	if (sscanf(line, "cpu_p %u %lf", &p, &x) == 2) {
-		if (m->ncpu >= MAXBSP || !(x > 0))
-			return -1;
-		m->cpu_p[m->ncpu].p = p;
-		m->cpu_p[m->ncpu++].f = x;
-		return 0;
-	}
+	if (sscanf(line, "setup_mpi %u %lf", &p, &x) == 2)
+		return ptab_add(&m->setup_p, p, x, true);
+	if (sscanf(line, "cpu_p %u %lf", &p, &x) == 2)
+		return ptab_add(&m->cpu_p, p, x, x > 0);
 	if (sscanf(line, "cpu_alg %15s %u %lf", key, &p, &x) == 3) {
 		if (m->ncpua >= 4 * MAXBSP || !(x > 0))
 			return -1;
@@ -254,29 +269,14 @@ static int params_line(struct mparams *m, char *line)
 		m->cpu_s[m->ncpus++].f = x;
 		return 0;
 	}
-	if (sscanf(line, "overlap_p %u %lf", &p, &x) == 2) {
-		if (m->novl >= MAXBSP || !(x >= 0 && x <= 1))
-			return -1;
-		m->overlap_p[m->novl].p = p;
-		m->overlap_p[m->novl++].a = x;
-		return 0;
-	}
+	if (sscanf(line, "overlap_p %u %lf", &p, &x) == 2)
+		return ptab_add(&m->overlap_p, p, x, x >= 0 && x <= 1);
 	if (sscanf(line, "agg_at %lf %lf %lf", &x, &y, &z) == 3)
 		return agg_at_add(m, x, y, z);
-	if (sscanf(line, "lbusy %u %lf", &p, &x) == 2) {
-		if (m->nlbusy >= MAXBSP || !(x >= 0))
-			return -1;
-		m->lbusy[m->nlbusy].p = p;
-		m->lbusy[m->nlbusy++].secs = x;
-		return 0;
-	}
-	if (sscanf(line, "poll_p %u %lf", &p, &x) == 2) {
-		if (m->npoll >= MAXBSP)
-			return -1;
-		m->poll_p[m->npoll].p = p;
-		m->poll_p[m->npoll++].cores = x;
-		return 0;
-	}
+	if (sscanf(line, "lbusy %u %lf", &p, &x) == 2)
+		return ptab_add(&m->lbusy, p, x, x >= 0);
+	if (sscanf(line, "poll_p %u %lf", &p, &x) == 2)
+		return ptab_add(&m->poll_p, p, x, true);
 	if (sscanf(line, "date %31s", m->date) == 1)
 		return 0;
 	if (sscanf(line, "%63s %lf", key, &x) != 2)
@@ -361,12 +361,7 @@ static int params_bsp(const struct mparams *m, unsigned p, double *l, double *g)
  * measured with a tiny job under mpirun (bench/model.sh) */
 static double params_setup(const struct mparams *m, unsigned p)
 {
-	unsigned i;
-
-	for (i = 0; i < m->nsetup; i++)
-		if (m->setup_p[i].p == p)
-			return m->setup_p[i].secs;
-	return m->setup;
+	return ptab_at(&m->setup_p, p, m->setup);
 }
 
 /* cores one rank's comm thread takes from busy workers at p ranks on
@@ -374,12 +369,7 @@ static double params_setup(const struct mparams *m, unsigned p)
  * the single figure "poll" */
 static double params_poll(const struct mparams *m, unsigned p)
 {
-	unsigned i;
-
-	for (i = 0; i < m->npoll; i++)
-		if (m->poll_p[i].p == p)
-			return m->poll_p[i].cores;
-	return m->poll;
+	return ptab_at(&m->poll_p, p, m->poll);
 }
 
 /* CPU seconds of p ranks on this machine per CPU second of the same
@@ -395,10 +385,7 @@ static double params_cpu(const struct mparams *m, unsigned p, const char *algo)
 	for (i = 0; i < m->ncpua; i++)
 		if (m->cpu_a[i].p == p && algo && !strcmp(m->cpu_a[i].algo, algo))
 			return m->cpu_a[i].f;
-	for (i = 0; i < m->ncpu; i++)
-		if (m->cpu_p[i].p == p)
-			return m->cpu_p[i].f;
-	return 0;
+	return ptab_at(&m->cpu_p, p, 0);
 }
 
 /* the CPU factor of p ranks for superstep @step of @algo: "cpu_step
@@ -420,12 +407,7 @@ static double params_cpu_step(const struct mparams *m, unsigned p, const char *a
  * (the in-process kernel runs) */
 static double params_overlap(const struct mparams *m, unsigned p)
 {
-	unsigned i;
-
-	for (i = 0; i < m->novl; i++)
-		if (m->overlap_p[i].p == p)
-			return m->overlap_p[i].a;
-	return m->overlap;
+	return ptab_at(&m->overlap_p, p, m->overlap);
 }
 
 /* seconds a superstep of a many-superstep loop costs at p ranks beyond
@@ -434,12 +416,7 @@ static double params_overlap(const struct mparams *m, unsigned p)
  * mpirun -np P); 0 when not measured (the idle l then holds) */
 static double params_lbusy(const struct mparams *m, unsigned p)
 {
-	unsigned i;
-
-	for (i = 0; i < m->nlbusy; i++)
-		if (m->lbusy[i].p == p)
-			return m->lbusy[i].secs;
-	return 0;
+	return ptab_at(&m->lbusy, p, 0);
 }
 
 /*
@@ -1721,15 +1698,15 @@ static void cal_poll(struct cal *c)
 	for (i = 0; i < sizeof(ps) / sizeof(ps[0]); i++) {
 		double s0 = spin_share(ps[i] * c->k, 0), s1 = spin_share(ps[i] * c->k, ps[i]);
 
-		for (j = 0; j < m->npoll && m->poll_p[j].p != ps[i]; j++)
+		for (j = 0; j < m->poll_p.n && m->poll_p.e[j].p != ps[i]; j++)
 			;
-		if (j == m->npoll) {
+		if (j == m->poll_p.n) {
 			if (j == MAXBSP)
 				return;
-			m->npoll++;
+			m->poll_p.n++;
 		}
-		m->poll_p[j].p = ps[i];
-		m->poll_p[j].cores = dmax(0, (s0 - s1) / ps[i]);
+		m->poll_p.e[j].p = ps[i];
+		m->poll_p.e[j].v = dmax(0, (s0 - s1) / ps[i]);
 	}
 }
 
