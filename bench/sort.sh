@@ -39,7 +39,9 @@
 # Every output is checked (untimed) with `pems-run verify --against`, then
 # deleted with the contender's temporary files; each input is deleted
 # once its contenders are done (unless KEEP_DATA=1), so the disk holds at
-# most one input, one output and one contender's temporary files (~3N).
+# most two inputs, one output and one contender's temporary files (~4N;
+# ~3N when only that fits: GNU sort then runs in a round of its own).
+# The ceiling is measured once per size, just before its contenders.
 # A contender whose binary is missing is skipped with a message.  Each run
 # prints one line:
 #   algo=sort impl=… format=… bytes=… secs=… mbps=… rss=… cg_peak=… status=…
@@ -177,47 +179,55 @@ skip() {	# skip IMPL FORMAT BYTES WHY
 	echo "$1,$2,$3,$MEM_B,$LIMIT_B,,,,,,skip" >>"$CSV"
 }
 
-# ---- I/O ceiling (once per invocation) --------------------------------------
+# ---- I/O ceiling (once per size, just before its contenders) ----------------
+# measure_ceiling: sets READ_BW, WRITE_BW, MIXED_BW (bytes/s; 0 = none).  The
+# disk of a VM changes speed between half hours, so each size gets the
+# ceiling of its own window rather than the one of the invocation's start.
 READ_BW=0 WRITE_BW=0 MIXED_BW=0	# bytes/s
+have_fio=0
 if has_impl ceiling; then
-	if ! command -v fio >/dev/null 2>&1; then
-		msg "skipping ceiling: fio not installed (scripts/deps.sh --bench)"
+	if command -v fio >/dev/null 2>&1; then
+		have_fio=1
 	else
-		fio_file=$BENCH_TMP/fio.dat
-		fio_job() {	# fio_job RW -> prints bandwidth in bytes/s (terse v3)
-			local rw=$1 out
-			out=$("$CGRUN" "$LIMIT_B" -- fio --name=ceiling --filename="$fio_file" \
-				--rw="$rw" --bs=8M --size="$FIO_B" --direct=1 --ioengine=libaio \
-				--iodepth=4 --numjobs=1 --end_fsync=1 --minimal --terse-version=3 \
-				2>>"$RESULTS_DIR/logs/fio.log")
-			echo "$out" >>"$RESULTS_DIR/logs/fio.log"
-			# field 7: read bw KiB/s, field 48: write bw KiB/s
-			awk -F';' -v rw="$rw" '$1 == 3 { printf "%.0f\n", (rw == "read" ? $7 : $48) * 1024; exit }' <<<"$out"
-		}
-		fio_mixed() {	# a read and a write job at once -> their bytes per second
-			local out
-			out=$("$CGRUN" "$LIMIT_B" -- fio --bs=8M --size="$FIO_B" --direct=1 \
-				--ioengine=libaio --iodepth=4 --end_fsync=1 --group_reporting \
-				--minimal --terse-version=3 \
-				--name=mixed-r --filename="$fio_file" --rw=read \
-				--name=mixed-w --filename="$fio_file.w" --rw=write \
-				2>>"$RESULTS_DIR/logs/fio.log")
-			echo "$out" >>"$RESULTS_DIR/logs/fio.log"
-			awk -F';' '$1 == 3 { printf "%.0f\n", ($7 + $48) * 1024; exit }' <<<"$out"
-		}
-		WRITE_BW=$(fio_job write || echo 0)
-		READ_BW=$(fio_job read || echo 0)
-		MIXED_BW=$(fio_mixed || echo 0)
-		rm -f "$fio_file" "$fio_file.w"
-		if [[ -z "$READ_BW" || -z "$WRITE_BW" || "$READ_BW" == 0 || "$WRITE_BW" == 0 ]]; then
-			msg "fio failed (see $RESULTS_DIR/logs/fio.log); no ceiling"
-			READ_BW=0 WRITE_BW=0
-			nfail=$((nfail + 1))
-		else
-			msg "disk ceiling (fio O_DIRECT 8 MiB sequential): read $((READ_BW / 1000000)) MB/s, write $((WRITE_BW / 1000000)) MB/s, both at once $((${MIXED_BW:-0} / 1000000)) MB/s"
-		fi
+		msg "skipping ceiling: fio not installed (scripts/deps.sh --bench)"
 	fi
 fi
+fio_file=$BENCH_TMP/fio.dat
+fio_job() {	# fio_job RW -> prints bandwidth in bytes/s (terse v3)
+	local rw=$1 out
+	out=$("$CGRUN" "$LIMIT_B" -- fio --name=ceiling --filename="$fio_file" \
+		--rw="$rw" --bs=8M --size="$FIO_B" --direct=1 --ioengine=libaio \
+		--iodepth=4 --numjobs=1 --end_fsync=1 --minimal --terse-version=3 \
+		2>>"$RESULTS_DIR/logs/fio.log")
+	echo "$out" >>"$RESULTS_DIR/logs/fio.log"
+	# field 7: read bw KiB/s, field 48: write bw KiB/s
+	awk -F';' -v rw="$rw" '$1 == 3 { printf "%.0f\n", (rw == "read" ? $7 : $48) * 1024; exit }' <<<"$out"
+}
+fio_mixed() {	# a read and a write job at once -> their bytes per second
+	local out
+	out=$("$CGRUN" "$LIMIT_B" -- fio --bs=8M --size="$FIO_B" --direct=1 \
+		--ioengine=libaio --iodepth=4 --end_fsync=1 --group_reporting \
+		--minimal --terse-version=3 \
+		--name=mixed-r --filename="$fio_file" --rw=read \
+		--name=mixed-w --filename="$fio_file.w" --rw=write \
+		2>>"$RESULTS_DIR/logs/fio.log")
+	echo "$out" >>"$RESULTS_DIR/logs/fio.log"
+	awk -F';' '$1 == 3 { printf "%.0f\n", ($7 + $48) * 1024; exit }' <<<"$out"
+}
+measure_ceiling() {
+	((have_fio)) || return 0
+	WRITE_BW=$(fio_job write || echo 0)
+	READ_BW=$(fio_job read || echo 0)
+	MIXED_BW=$(fio_mixed || echo 0)
+	rm -f "$fio_file" "$fio_file.w"
+	if [[ -z "$READ_BW" || -z "$WRITE_BW" || "$READ_BW" == 0 || "$WRITE_BW" == 0 ]]; then
+		msg "fio failed (see $RESULTS_DIR/logs/fio.log); no ceiling"
+		READ_BW=0 WRITE_BW=0
+		nfail=$((nfail + 1))
+	else
+		msg "disk ceiling (fio O_DIRECT 8 MiB sequential): read $((READ_BW / 1000000)) MB/s, write $((WRITE_BW / 1000000)) MB/s, both at once $((${MIXED_BW:-0} / 1000000)) MB/s"
+	fi
+}
 
 # ---- the runs ---------------------------------------------------------------
 # run_impl IMPL IN: one measured run of IMPL on input IN at size N (uses
@@ -258,6 +268,15 @@ run_impl() {
 	return 0
 }
 
+# input_of IMPL: the input file IMPL sorts at size N
+input_of() {
+	case "$1" in
+	pems|stxxl) echo "$BENCH_TMP/data/u64-$N.in" ;;
+	gnu-sort) echo "$BENCH_TMP/data/ascii100-$N.in" ;;
+	*) echo "$BENCH_TMP/data/rec100-$N.in" ;;
+	esac
+}
+
 for size in "${SIZES[@]}"; do
 	N=$(to_bytes "$size") || die "bad size '$size'"
 	N=$((N / 800 * 800))	# whole u64 keys and whole 100-byte records
@@ -270,24 +289,42 @@ for size in "${SIZES[@]}"; do
 	OUT=$BENCH_TMP/out
 	TMPD=$BENCH_TMP/tmp
 	L=$RESULTS_DIR/logs
-	# One input at a time (disk need ~3N: input, output, temp), its
-	# contenders interleaved REPEAT times.
-	for group in "u64:pems stxxl" "rec100:pems-rec100 stxxl-rec100" "ascii100:gnu-sort"; do
-		fmt=${group%%:*}
+	measure_ceiling
+	# Contenders on the same records run interleaved REPEAT times, so
+	# each round of GNU sort, STXXL and pems sees the same window of this
+	# VM's disk and CPU.  GNU sort joins the rec100 round when the disk
+	# holds both inputs (~4N: rec100 and ascii100 inputs, output, temp
+	# files); else it runs in a round of its own (~3N, one input).
+	groups=("u64:pems stxxl")
+	if ((free >= 4 * N + (1 << 30))); then
+		groups+=("rec100 ascii100:pems-rec100 stxxl-rec100 gnu-sort")
+	else
+		groups+=("rec100:pems-rec100 stxxl-rec100" "ascii100:gnu-sort")
+	fi
+	for group in "${groups[@]}"; do
 		impls=()
 		for impl in ${group#*:}; do
 			if has_impl "$impl"; then impls+=("$impl"); fi
 		done
 		((${#impls[@]})) || continue
-		in=$BENCH_TMP/data/$fmt-$N.in
-		msg "size $size ($N bytes): generating $fmt input"
-		gen "$fmt" "$N" "$in"
-		for ((rep = 1; rep <= REPEAT; rep++)); do
+		fmts=()
+		for fmt in ${group%%:*}; do
 			for impl in "${impls[@]}"; do
-				run_impl "$impl" "$in"
+				if [[ $(input_of "$impl") == */$fmt-$N.in ]]; then fmts+=("$fmt"); break; fi
 			done
 		done
-		[[ "${KEEP_DATA:-0}" == 1 ]] || rm -f "$in"
+		for fmt in "${fmts[@]}"; do
+			msg "size $size ($N bytes): generating $fmt input"
+			gen "$fmt" "$N" "$BENCH_TMP/data/$fmt-$N.in"
+		done
+		for ((rep = 1; rep <= REPEAT; rep++)); do
+			for impl in "${impls[@]}"; do
+				run_impl "$impl" "$(input_of "$impl")"
+			done
+		done
+		if [[ "${KEEP_DATA:-0}" != 1 ]]; then
+			for fmt in "${fmts[@]}"; do rm -f "$BENCH_TMP/data/$fmt-$N.in"; done
+		fi
 	done
 	if has_impl ceiling && ((READ_BW > 0)); then
 		secs=$(awk -v n="$N" -v r="$READ_BW" -v w="$WRITE_BW" 'BEGIN { printf "%.2f", 2 * n / r + 2 * n / w }')
