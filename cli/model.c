@@ -402,6 +402,22 @@ static double params_cpu_step(const struct mparams *m, unsigned p, const char *a
 	return params_cpu(m, p, algo);
 }
 
+/* "cpu_step ALGO STEP P F", else "cpu_alg ALGO P F" for exactly @algo;
+ * 0 when neither was measured (the caller keeps its own factor) */
+static double params_cpu_exact(const struct mparams *m, unsigned p, const char *algo,
+			       unsigned step)
+{
+	unsigned i;
+
+	for (i = 0; i < m->ncpus; i++)
+		if (m->cpu_s[i].p == p && m->cpu_s[i].step == step && !strcmp(m->cpu_s[i].algo, algo))
+			return m->cpu_s[i].f;
+	for (i = 0; i < m->ncpua; i++)
+		if (m->cpu_a[i].p == p && !strcmp(m->cpu_a[i].algo, algo))
+			return m->cpu_a[i].f;
+	return 0;
+}
+
 /* the overlap share at p ranks: "overlap_p P A" (bench/model.sh: the
  * calibration sorts and aggregate under mpirun -np P), else "overlap"
  * (the in-process kernel runs) */
@@ -472,6 +488,9 @@ struct mstep {
 	unsigned idx;		/* superstep number (the first of reps) */
 	double reps;		/* identical supersteps */
 	double cpu;		/* core-seconds, all ranks */
+	double cpu_pre;		/* ... of which the aggregate's rows hashed into
+				 * states (its other rows pass raw): the CPU
+				 * factor of p ranks differs (L->cpu_pre) */
 	double file_r, file_w;	/* bytes the VPs read / write with pems_file_* */
 	bool file_async;	/* ... in pieces, several in flight, while the VP
 				 * computes (pems_file_start/wait): in D only,
@@ -499,6 +518,8 @@ struct mlayout {
 	double cpu_f;				/* cpu_p of the ranks on a node, 0: none */
 	double lbusy;				/* l of repeated supersteps under load, 0: l */
 	double cpu_fs[MAXSTEPS];		/* cpu_p per superstep, 0: cpu_f */
+	double cpu_pre;				/* cpu_p of the aggregate's pre-aggregating
+						 * load ("aggregate-pre"), 0: the step's */
 	bool has_ovl;				/* ovl holds the overlap at p, else overlap */
 	double ovl;
 };
@@ -521,6 +542,15 @@ static double step_cpu_f(const struct mlayout *L, const struct mstep *s)
 	return L->cpu_f > 0 ? L->cpu_f : 1;
 }
 static double dmax(double a, double b) { return a > b ? a : b; }
+
+/* core-seconds of superstep @s at the layout's p: each part of its work
+ * times its CPU factor (the aggregate's pre-aggregated rows their own) */
+static double step_core_s(const struct mlayout *L, const struct mstep *s)
+{
+	double f = step_cpu_f(L, s);
+
+	return (s->cpu - s->cpu_pre) * f + s->cpu_pre * (L->cpu_pre > 0 ? L->cpu_pre : f);
+}
 
 /* -- v, k and the chunk: the algorithms' own planners (pems_*_plan) -- */
 
@@ -681,7 +711,8 @@ static void build_agg(const struct mjob *j, const struct mparams *m, struct mpla
 	s->file_async = true;
 	s->msg_w = msg;
 	s->xfer = msg * (p - 1) / p;
-	s->cpu = (n - raw) / m->agg_hash + raw / m->agg_raw;
+	s->cpu_pre = (n - raw) / m->agg_hash;
+	s->cpu = s->cpu_pre + raw / m->agg_raw;
 	s = add(pl, "merge");
 	s->msg_r = msg;
 	s->msg_w = park;
@@ -777,7 +808,7 @@ static void step_time(const struct mstep *s, const struct mjob *j, const struct 
 	double cu = cores_for(L, j);
 	double file = (s->file_r / L->read_bw + s->file_w / L->fwrite_bw) / nn;
 	double mr = dmax(s->msg_r / L->read_bw, s->msg_r / j->chunk / L->iops) / nn;
-	double cpu = (s->cpu * step_cpu_f(L, s) + j->v * m->vp_secs) / nn;
+	double cpu = (step_core_s(L, s) + j->v * m->vp_secs) / nn;
 
 	o->disk = file + mr + s->msg_w / nn / L->write_bw + s->rand_r / nn / L->iops;
 	o->cpu = cpu / cu;
@@ -1300,7 +1331,7 @@ static double predict(struct mjob *j, const struct mparams *m, const struct mlay
 		for (i = 0; i < pl.n; i++) {
 			const struct mstep *s = &pl.s[i];
 
-			w->cpu += s->cpu * step_cpu_f(L, s) * s->reps;
+			w->cpu += step_core_s(L, s) * s->reps;
 			w->io += (s->file_r + s->file_w + s->msg_r + s->msg_w + s->rand_r * 4096) * s->reps;
 		}
 	}
@@ -1394,6 +1425,8 @@ static int cmd_predict(int argc, char **argv)
 			      .write_bw = m.write_bw, .iops = m.iops };
 	for (unsigned i = 0; i < MAXSTEPS; i++)
 		L.cpu_fs[i] = params_cpu_step(&m, a.job.p, cpu_key(&a.job), i);
+	if (a.job.algo == A_AGG)	/* bench/model.sh: 10^3 groups under mpirun */
+		L.cpu_pre = params_cpu_exact(&m, a.job.p, "aggregate-pre", 2);
 	L.has_ovl = true;
 	L.ovl = params_overlap(&m, a.job.p);
 	if (params_bsp(&m, a.job.p, &L.l, &L.g)) {

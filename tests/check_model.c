@@ -327,6 +327,37 @@ START_TEST(agg_at_interpolates_in_log_groups_per_vp)
 }
 END_TEST
 
+/* At p > 1 the aggregate's load superstep takes "cpu_step aggregate-pre 2
+ * P F" (a pre-aggregating calibration job) for the rows it hashes into
+ * states and "cpu_step aggregate 2 P F" (a job whose rows pass raw) for
+ * the rest: 10^3 groups on 16 VPs hash every row into states, 10^7
+ * groups send every row raw (the fills' states hold about one row each
+ * and go out as rows). */
+START_TEST(aggregate_load_factor_follows_the_rows_mode)
+{
+	const char *pre = "model predict aggregate --groups 1000 --size 1G --procs 16 --threads 2"
+			  " --procs-mpi 2 --params h";
+	const char *raw = "model predict aggregate --groups 10000000 --size 1G --procs 16"
+			  " --threads 2 --procs-mpi 2 --params h";
+	char out[16384];
+	double p0, p1, r0, r1;
+
+	params("h", 1e15, 1e8, 0);
+	add_params("h", "cpu_step aggregate 2 2 3\n");
+	ck_assert_int_eq(run(pre, out, sizeof(out)), 0);
+	p0 = step_cpu_s(out, " load+partition ");
+	ck_assert_int_eq(run(raw, out, sizeof(out)), 0);
+	r0 = step_cpu_s(out, " load+partition ");
+	add_params("h", "cpu_step aggregate-pre 2 2 1.5\n");
+	ck_assert_int_eq(run(pre, out, sizeof(out)), 0);
+	p1 = step_cpu_s(out, " load+partition ");
+	ck_assert_int_eq(run(raw, out, sizeof(out)), 0);
+	r1 = step_cpu_s(out, " load+partition ");
+	ck_assert_msg(fabs(p1 - p0 / 2) < 0.01 * p0, "10^3 groups: %.4f -> %.4f s, want x0.5", p0, p1);
+	ck_assert_msg(fabs(r1 - r0) < 1e-3 * r0, "10^7 groups: %.4f -> %.4f s, want x1", r0, r1);
+}
+END_TEST
+
 /* sgd: one superstep per H*batch rows of every shard, plus the last */
 START_TEST(sgd_supersteps_follow_the_batches)
 {
@@ -468,6 +499,7 @@ int main(void)
 	tcase_add_test(tc, overlap_adds_a_share_of_the_lesser);
 	tcase_add_test(tc, async_file_io_stays_out_of_the_chain);
 	tcase_add_test(tc, agg_at_interpolates_in_log_groups_per_vp);
+	tcase_add_test(tc, aggregate_load_factor_follows_the_rows_mode);
 	tcase_add_test(tc, sgd_supersteps_follow_the_batches);
 	tcase_add_test(tc, stats_json_is_compared_per_superstep);
 	tcase_add_test(tc, projection_is_monotone_and_finds_the_limit);
