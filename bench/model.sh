@@ -187,8 +187,16 @@ cal_job() {
 	esac
 }
 
-# cal_groups KIND: the group count of an aggregate calibration input
-cal_groups() { case $1 in aggregate-pre) echo 1000 ;; *) echo 1000000 ;; esac; }
+# cal_model KIND: the job options of `model predict` for a calibration run
+cal_model() {
+	case $1 in
+	sort-u64) echo "sort --format u64" ;;
+	sort-rec100) echo "sort --format rec100" ;;
+	aggregate) echo "aggregate --groups 1000000" ;;
+	aggregate-pre) echo "aggregate --groups 1000" ;;
+	sgd) echo "sgd --dim 64 --local-steps 64 --epochs 1" ;;
+	esac
+}
 
 # cpu_alg_mpi: "cpu_alg KIND P F" lines: CPU seconds (every thread of
 # every rank, all supersteps) of the rec100 sort, the aggregate (10^6
@@ -202,7 +210,7 @@ cal_groups() { case $1 in aggregate-pre) echo 1000 ;; *) echo 1000000 ;; esac; }
 # run JSONs stay in $TMP/cal-sgd-pP-iI.json for lbusy_mpi.
 cpu_alg_mpi() {
 	local kind np i in j c1 a
-	sed -i '/^overlap_p /d; /^cpu_alg /d; /^cpu_step /d; /^lbusy /d; /^# busy-spin /d; /^# cpu_alg, /d' "$BASE"
+	sed -i '/^overlap_p /d; /^overlap_alg /d; /^cpu_alg /d; /^cpu_step /d; /^lbusy /d; /^# busy-spin /d; /^# cpu_alg, /d' "$BASE"
 	for kind in sort-u64 sort-rec100 aggregate aggregate-pre sgd; do
 		in=$TMP/cal.$kind
 		cal_gen "$kind" "$in" || err "gen $kind failed"
@@ -227,7 +235,8 @@ print(sum(s["cpu"] for s in j["steps"]) * j["p"])' "$j"
 			awk -v k="$kind" -v p="$np" -v c="$(cat "$TMP/cpu.$np")" -v c1="$c1" \
 				'BEGIN { if (p > 1) printf "cpu_alg %s %d %.4f\n", k, p, c / c1 }' >>"$BASE"
 		done
-		[[ $kind == sgd ]] || { cpu_steps "$kind"; overlap_a "$kind"; }
+		[[ $kind == sgd ]] || cpu_steps "$kind"
+		overlap_a "$kind"
 		rm -f "$in" "$in".weights "$TMP/cal.out" "$TMP/cal.out".* "$TMP"/cpu.[0-9]*
 		[[ $kind == sgd ]] || rm -f "$TMP"/cal-"$kind"-p*.json
 	done
@@ -236,27 +245,40 @@ print(sum(s["cpu"] for s in j["steps"]) * j["p"])' "$j"
 		median <"$TMP/ovl.$np" | awk -v p="$np" '{ a = $1 < 0 ? 0 : $1 > 1 ? 1 : $1
 			printf "overlap_p %d %.4f\n", p, a }' >>"$BASE"
 	done
-	rm -f "$TMP"/ovl.*
+	for kind in sort-u64 sort-rec100 aggregate aggregate-pre sgd; do
+		for np in $NPS; do
+			[[ -s $TMP/ovlk.$kind.$np ]] || continue
+			median <"$TMP/ovlk.$kind.$np" | awk -v k="$kind" -v p="$np" '{
+				a = $1 < 0 ? 0 : $1 > 1 ? 1 : $1; printf "overlap_alg %s %d %.4f\n", k, p, a }' >>"$BASE"
+		done
+	done
+	rm -f "$TMP"/ovl.* "$TMP"/ovlk.*
 }
 
-# overlap_a KIND: for each calibration run of KIND at p > 1 (cpu_alg_mpi's
-# JSONs; cpu_step already in the parameters), each superstep whose disk
-# and compute both take at least 0.1 s: the share of the lesser not
-# hidden, (measured - predicted) / lesser + the overlap the prediction
-# used, appended to $TMP/ovl.P (overlap_p P = their median)
+# overlap_a KIND: for each calibration run of KIND (cpu_alg_mpi's JSONs;
+# cpu_step already in the parameters), each superstep (or loop of
+# identical ones) whose disk and compute both take at least 0.1 s: the
+# share of the lesser not hidden, (measured - predicted) / lesser + the
+# overlap the prediction used, appended to $TMP/ovlk.KIND.P ("overlap_alg
+# KIND P A" = their median: the calibration runs showed 0.1 for some
+# algorithms where the sorts had 0.5) and, at p > 1 but for the sgd, to
+# $TMP/ovl.P (overlap_p P, the fallback: the median over the algorithms)
 overlap_a() {
 	local np j out a0
 	a0=$(awk '$1 == "overlap" { print $2 }' "$BASE")
 	for np in $NPS; do
-		[[ $np == 1 ]] && continue
 		for j in "$TMP"/cal-"$1"-p"$np"-i*.json; do
-			out=$("$RUN" model predict "${1%%-*}" $([[ $1 == sort-* ]] && echo --format "${1#sort-}") \
-				--groups "$(cal_groups "$1")" --params "$BASE" --stats-json "$j" 2>/dev/null) || continue
-			awk -v a0="${a0:-0}" '$1 ~ /^[0-9]+$/ && NF == 11 {
+			# shellcheck disable=SC2046
+			out=$("$RUN" model predict $(cal_model "$1") --params "$BASE" --stats-json "$j" \
+				2>/dev/null) || continue
+			awk -v a0="${a0:-0}" '$1 ~ /^[0-9-]+$/ && NF == 11 {
 				c = $4 > $5 ? $4 : $5; s = $3 < c ? $3 : c
 				if ($3 >= 0.1 && c >= 0.1) print a0 + ($10 - $9) / s }' <<<"$out"
-		done >>"$TMP/ovl.$np"
+		done >"$TMP/ovl.tmp"
+		cat "$TMP/ovl.tmp" >>"$TMP/ovlk.$1.$np"
+		[[ $np == 1 || $1 == sgd ]] || cat "$TMP/ovl.tmp" >>"$TMP/ovl.$np"
 	done
+	rm -f "$TMP/ovl.tmp"
 }
 
 # cpu_steps KIND: "cpu_step KIND S P F" lines from cpu_alg_mpi's runs:
@@ -322,7 +344,7 @@ calibrate_base() {
 
 # the calibrate-mpi lines of $BASE (cpu_alg, cpu_step, overlap_p, lbusy,
 # busy-spin comments)
-mpi_lines() { grep -E '^(cpu_alg|cpu_step|overlap_p|lbusy|# busy-spin) ' "$BASE"; }
+mpi_lines() { grep -E '^(cpu_alg|cpu_step|overlap_p|overlap_alg|lbusy|# busy-spin) ' "$BASE"; }
 
 # mpi_median: replace $BASE's calibrate-mpi lines by the median of each
 # line over the passes kept by calibrate-mpi-pass (the CPU of mpirun runs
@@ -330,7 +352,7 @@ mpi_lines() { grep -E '^(cpu_alg|cpu_step|overlap_p|lbusy|# busy-spin) ' "$BASE"
 mpi_median() {
 	local f=("$RESULTS_DIR"/model-base.mpi[0-9].params)
 	[[ -f ${f[0]} ]] || err "no model-base.mpiK.params; run calibrate-mpi-pass K first"
-	sed -i '/^overlap_p /d; /^cpu_alg /d; /^cpu_step /d; /^lbusy /d; /^# busy-spin /d' "$BASE"
+	sed -i '/^overlap_p /d; /^overlap_alg /d; /^cpu_alg /d; /^cpu_step /d; /^lbusy /d; /^# busy-spin /d' "$BASE"
 	echo "# the calibrate-mpi lines below: the median over ${#f[@]} passes (model-base.mpiK.params)" >>"$BASE"
 	python3 - "${f[@]}" >>"$BASE" <<-'EOF'
 		import statistics, sys

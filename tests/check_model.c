@@ -239,6 +239,39 @@ START_TEST(overlap_adds_a_share_of_the_lesser)
 }
 END_TEST
 
+/* "overlap_alg ALGO P A" replaces the overlap for that algorithm at p
+ * ranks only: the u64 sort takes 0.5 (as "overlap 0.5" above), the
+ * rec100 sort keeps none; an aggregate of 10^3 groups (its load hashes
+ * every row) is "aggregate-pre", one of 10^7 groups (rows pass raw) is
+ * "aggregate". */
+START_TEST(overlap_alg_is_per_algorithm)
+{
+	static const char *const job[] = {
+		"sort --format u64 --params q --size 1G --procs 8 --threads 2",
+		"sort --format rec100 --params q --size 1G --procs 8 --threads 2",
+		"aggregate --groups 1000 --params q --size 1G --procs 16 --threads 2",
+		"aggregate --groups 10000000 --params q --size 1G --procs 16 --threads 2",
+	};
+	double t0[4], t1;
+	unsigned i;
+
+	params("q", 1e9, 1e9, 0);
+	for (i = 0; i < 4; i++)
+		t0[i] = predicted(job[i]);
+	add_params("q", "overlap_alg sort-u64 1 0.5\noverlap_alg aggregate-pre 1 0.5\n"
+			"overlap_alg sort-u64 2 0.9\noverlap_alg aggregate 2 1\n");
+	t1 = predicted(job[0]);
+	ck_assert_msg(fabs(t1 - t0[0] - GIB / 1e9 / 2) < 0.01, "u64: +%.4f s, want +%.4f s",
+		      t1 - t0[0], GIB / 1e9 / 2);
+	t1 = predicted(job[1]);
+	ck_assert_msg(fabs(t1 - t0[1]) < 1e-4, "rec100 moved: %.4f -> %.4f s", t0[1], t1);
+	t1 = predicted(job[2]);
+	ck_assert_msg(t1 > t0[2] + 0.01, "10^3 groups: %.4f -> %.4f s, want more", t0[2], t1);
+	t1 = predicted(job[3]);
+	ck_assert_msg(fabs(t1 - t0[3]) < 1e-4, "10^7 groups moved: %.4f -> %.4f s", t0[3], t1);
+}
+END_TEST
+
 /* The sort reads its input and writes its output in pieces while it
  * computes (sort.c: pems_file_start/wait): with one worker (t = 1) the
  * partition and sort+write take max(D, C) = C, not F + C; the sgd reads
@@ -497,6 +530,7 @@ int main(void)
 	tcase_add_test(tc, comm_threads_take_what_poll_p_says);
 	tcase_add_test(tc, lbusy_and_cpu_alg_apply_where_they_belong);
 	tcase_add_test(tc, overlap_adds_a_share_of_the_lesser);
+	tcase_add_test(tc, overlap_alg_is_per_algorithm);
 	tcase_add_test(tc, async_file_io_stays_out_of_the_chain);
 	tcase_add_test(tc, agg_at_interpolates_in_log_groups_per_vp);
 	tcase_add_test(tc, aggregate_load_factor_follows_the_rows_mode);
