@@ -23,8 +23,10 @@
  *      one disk shared by its ranks:
  *        T = max(D, C/c_eff, (F+C)/t, (X/p)*g) + a*min(D, max(C/c_eff, (F+C)/t))
  *            + Y*g + Z + l
- *      (a: the share of the lesser of disk and compute the kernel runs
- *      did not hide; C includes the CPU factor cpu_p of p ranks)
+ *      (a: the share of the lesser of disk and compute the calibration
+ *      runs did not hide, per algorithm and p when measured; C includes
+ *      the CPU factors of p ranks, per superstep, and for the aggregate's
+ *      load per part: pre-aggregated rows and raw rows)
  *      D: disk time of all the node's bytes; C: its core-seconds; F: disk
  *      time of the synchronous part (a worker reading a slice computes
  *      nothing meanwhile, the others do; 0 when the VP reads or writes
