@@ -237,6 +237,7 @@ print(sum(s["cpu"] for s in j["steps"]) * j["p"])' "$j"
 		done
 		[[ $kind == sgd ]] || cpu_steps "$kind"
 		overlap_a "$kind"
+		kernel_check "$kind"
 		rm -f "$in" "$in".weights "$TMP/cal.out" "$TMP/cal.out".* "$TMP"/cpu.[0-9]*
 		[[ $kind == sgd ]] || rm -f "$TMP"/cal-"$kind"-p*.json
 	done
@@ -279,6 +280,23 @@ overlap_a() {
 		[[ $np == 1 || $1 == sgd ]] || cat "$TMP/ovl.tmp" >>"$TMP/ovl.$np"
 	done
 	rm -f "$TMP/ovl.tmp"
+}
+
+# kernel_check KIND: the model's kernel core-seconds against the CPU
+# seconds of KIND's calibration runs at p = 1 under mpirun (a check of the
+# in-process kernel rates on runs launched as the validation's are; no
+# parameter comes from it), appended to $RESULTS_DIR/model-kernel-check.txt
+kernel_check() {
+	local j
+	for j in "$TMP"/cal-"$1"-p1-i*.json; do
+		# shellcheck disable=SC2046
+		"$RUN" model predict $(cal_model "$1") --params "$BASE" --stats-json "$j" 2>/dev/null |
+			tail -1 | awk -v k="$1" -v t="$(date -u +%T)" '{ for (i = 1; i <= NF; i++) {
+				split($i, a, "="); v[a[1]] = a[2] }
+				printf "%s %s pred_cpu=%s meas_cpu=%s ratio=%.3f predicted=%s measured=%s\n", t, k,
+					v["pred_cpu"], v["meas_cpu"], v["pred_cpu"] / v["meas_cpu"], v["predicted_secs"],
+					v["measured_secs"] }'
+	done >>"$RESULTS_DIR/model-kernel-check.txt"
 }
 
 # cpu_steps KIND: "cpu_step KIND S P F" lines from cpu_alg_mpi's runs:
@@ -387,7 +405,7 @@ base_median() {
 		    w = body.split()
 		    if not w or w[0] in ("pems-model", "date"):
 		        return None, None, None
-		    n = 2 if w[0] == "agg_at" else len(w) - 1	# agg_at X M W: two figures at X
+		    n = 2 if w[0] in ("agg_at", "bsp") else len(w) - 1	# agg_at X M W, bsp P L G: two figures
 		    return " ".join(w[:n]), [float(x) for x in w[n:]], comment
 		vals, dates = {}, []
 		for path in sys.argv[1:]:
