@@ -210,7 +210,7 @@ cal_model() {
 # run JSONs stay in $TMP/cal-sgd-pP-iI.json for lbusy_mpi.
 cpu_alg_mpi() {
 	local kind np i in j c1 a
-	sed -i '/^overlap_p /d; /^overlap_alg /d; /^cpu_alg /d; /^cpu_step /d; /^lbusy /d; /^# busy-spin /d; /^# cpu_alg, /d' "$BASE"
+	sed -i '/^overlap_p /d; /^overlap_alg /d; /^kscale /d; /^cpu_alg /d; /^cpu_step /d; /^lbusy /d; /^# busy-spin /d; /^# cpu_alg, /d' "$BASE"
 	for kind in sort-u64 sort-rec100 aggregate aggregate-pre sgd; do
 		in=$TMP/cal.$kind
 		cal_gen "$kind" "$in" || err "gen $kind failed"
@@ -236,8 +236,8 @@ print(sum(s["cpu"] for s in j["steps"]) * j["p"])' "$j"
 				'BEGIN { if (p > 1) printf "cpu_alg %s %d %.4f\n", k, p, c / c1 }' >>"$BASE"
 		done
 		[[ $kind == sgd ]] || cpu_steps "$kind"
-		overlap_a "$kind"
 		kernel_check "$kind"
+		overlap_a "$kind"
 		rm -f "$in" "$in".weights "$TMP/cal.out" "$TMP/cal.out".* "$TMP"/cpu.[0-9]*
 		[[ $kind == sgd ]] || rm -f "$TMP"/cal-"$kind"-p*.json
 	done
@@ -282,10 +282,14 @@ overlap_a() {
 	rm -f "$TMP/ovl.tmp"
 }
 
-# kernel_check KIND: the model's kernel core-seconds against the CPU
-# seconds of KIND's calibration runs at p = 1 under mpirun (a check of the
-# in-process kernel rates on runs launched as the validation's are; no
-# parameter comes from it), appended to $RESULTS_DIR/model-kernel-check.txt
+# kernel_check KIND: the model's kernel core-seconds (the in-process
+# kernel rates) against the CPU seconds of KIND's calibration runs at p = 1
+# under mpirun, launched as the validation's runs are (pems-run, the
+# sort's k = cores + 1 workers): each run's line appended to
+# $RESULTS_DIR/model-kernel-check.txt, and "kscale KIND F", F = the mean
+# over the runs of measured CPU / the model's, to $BASE (the aggregate of
+# 10^3 groups is kscale aggregate-pre: the model applies it to the rows it
+# pre-aggregates, kscale aggregate to the rest)
 kernel_check() {
 	local j
 	for j in "$TMP"/cal-"$1"-p1-i*.json; do
@@ -296,7 +300,11 @@ kernel_check() {
 				printf "%s %s pred_cpu=%s meas_cpu=%s ratio=%.3f predicted=%s measured=%s\n", t, k,
 					v["pred_cpu"], v["meas_cpu"], v["pred_cpu"] / v["meas_cpu"], v["predicted_secs"],
 					v["measured_secs"] }'
-	done >>"$RESULTS_DIR/model-kernel-check.txt"
+	done >"$TMP/kchk"
+	cat "$TMP/kchk" >>"$RESULTS_DIR/model-kernel-check.txt"
+	awk -v k="$1" '{ split($4, a, "="); split($3, b, "="); if (b[2] > 0) { s += a[2] / b[2]; n++ } }
+		END { if (n) printf "kscale %s %.4f\n", k, s / n }' "$TMP/kchk" >>"$BASE"
+	rm -f "$TMP/kchk"
 }
 
 # cpu_steps KIND: "cpu_step KIND S P F" lines from cpu_alg_mpi's runs:
@@ -362,7 +370,7 @@ calibrate_base() {
 
 # the calibrate-mpi lines of $BASE (cpu_alg, cpu_step, overlap_p, lbusy,
 # busy-spin comments)
-mpi_lines() { grep -E '^(cpu_alg|cpu_step|overlap_p|overlap_alg|lbusy|# busy-spin) ' "$BASE"; }
+mpi_lines() { grep -E '^(cpu_alg|cpu_step|overlap_p|overlap_alg|kscale|lbusy|# busy-spin) ' "$BASE"; }
 
 # mpi_median: replace $BASE's calibrate-mpi lines by the median of each
 # line over the passes kept by calibrate-mpi-pass (the CPU of mpirun runs
@@ -370,7 +378,7 @@ mpi_lines() { grep -E '^(cpu_alg|cpu_step|overlap_p|overlap_alg|lbusy|# busy-spi
 mpi_median() {
 	local f=("$RESULTS_DIR"/model-base.mpi[0-9].params)
 	[[ -f ${f[0]} ]] || err "no model-base.mpiK.params; run calibrate-mpi-pass K first"
-	sed -i '/^overlap_p /d; /^overlap_alg /d; /^cpu_alg /d; /^cpu_step /d; /^lbusy /d; /^# busy-spin /d' "$BASE"
+	sed -i '/^overlap_p /d; /^overlap_alg /d; /^kscale /d; /^cpu_alg /d; /^cpu_step /d; /^lbusy /d; /^# busy-spin /d' "$BASE"
 	echo "# the calibrate-mpi lines below: the median over ${#f[@]} passes (model-base.mpiK.params)" >>"$BASE"
 	python3 - "${f[@]}" >>"$BASE" <<-'EOF'
 		import statistics, sys

@@ -130,6 +130,8 @@ struct mparams {
 	struct ptab overlap_p;	/* "overlap_p P A" */
 	unsigned novla;
 	struct { char algo[16]; unsigned p; double a; } ovl_a[8 * MAXBSP];	/* "overlap_alg A P S" */
+	unsigned nks;
+	struct { char algo[16]; double f; } ks[8];	/* "kscale A F" */
 	unsigned nagg;		/* "agg_at X M W", ascending X (agg_secs_at) */
 	struct { double x, merge, write; } agg_at[MAXAGG];
 };
@@ -203,6 +205,8 @@ static int params_write(const char *path, struct mparams *m)
 	ptab_write(f, "overlap_p", &m->overlap_p);
 	for (i = 0; i < m->novla; i++)
 		fprintf(f, "overlap_alg %s %u %.6g\n", m->ovl_a[i].algo, m->ovl_a[i].p, m->ovl_a[i].a);
+	for (i = 0; i < m->nks; i++)
+		fprintf(f, "kscale %s %.6g\n", m->ks[i].algo, m->ks[i].f);
 	for (i = 0; i < m->ncpus; i++)
 		fprintf(f, "cpu_step %s %u %u %.6g\n", m->cpu_s[i].algo, m->cpu_s[i].step,
 			m->cpu_s[i].p, m->cpu_s[i].f);
@@ -273,6 +277,13 @@ static int params_line(struct mparams *m, char *line)
 		m->cpu_s[m->ncpus].step = st;
 		m->cpu_s[m->ncpus].p = p;
 		m->cpu_s[m->ncpus++].f = x;
+		return 0;
+	}
+	if (sscanf(line, "kscale %15s %lf", key, &x) == 2) {
+		if (m->nks >= 8 || !(x > 0))
+			return -1;
+		memcpy(m->ks[m->nks].algo, key, 16);	/* %15s: NUL within 16 */
+		m->ks[m->nks++].f = x;
 		return 0;
 	}
 	if (sscanf(line, "overlap_alg %15s %u %lf", key, &p, &x) == 3) {
@@ -432,6 +443,20 @@ static double params_cpu_exact(const struct mparams *m, unsigned p, const char *
 	return 0;
 }
 
+/* CPU seconds of @algo's calibration jobs under mpirun -np 1 (launched as
+ * pems-run runs are) per core-second the in-process kernel rates give
+ * them: "kscale ALGO F" (bench/model.sh calibrate-mpi), 0 when not
+ * measured */
+static double params_kscale(const struct mparams *m, const char *algo)
+{
+	unsigned i;
+
+	for (i = 0; i < m->nks; i++)
+		if (!strcmp(m->ks[i].algo, algo))
+			return m->ks[i].f;
+	return 0;
+}
+
 /* the overlap share at p ranks: "overlap_p P A" (bench/model.sh: the
  * calibration sorts and aggregate under mpirun -np P), else "overlap"
  * (the in-process kernel runs) */
@@ -548,6 +573,8 @@ struct mlayout {
 	double cpu_fs[MAXSTEPS];		/* cpu_p per superstep, 0: cpu_f */
 	double cpu_pre;				/* cpu_p of the aggregate's pre-aggregating
 						 * load ("aggregate-pre"), 0: the step's */
+	double ks, ks_pre;			/* kscale of the job's algorithm, of the
+						 * aggregate's pre-aggregated rows; 0: 1 */
 	bool has_ovl;				/* ovl holds the overlap at p, else overlap */
 	double ovl;
 };
@@ -575,9 +602,9 @@ static double dmax(double a, double b) { return a > b ? a : b; }
  * times its CPU factor (the aggregate's pre-aggregated rows their own) */
 static double step_core_s(const struct mlayout *L, const struct mstep *s)
 {
-	double f = step_cpu_f(L, s);
+	double f = step_cpu_f(L, s), k = L->ks > 0 ? L->ks : 1, kp = L->ks_pre > 0 ? L->ks_pre : 1;
 
-	return (s->cpu - s->cpu_pre) * f + s->cpu_pre * (L->cpu_pre > 0 ? L->cpu_pre : f);
+	return (s->cpu - s->cpu_pre) * f * k + s->cpu_pre * (L->cpu_pre > 0 ? L->cpu_pre : f) * kp;
 }
 
 /* -- v, k and the chunk: the algorithms' own planners (pems_*_plan) -- */
@@ -1466,8 +1493,11 @@ static int cmd_predict(int argc, char **argv)
 			      .write_bw = m.write_bw, .iops = m.iops };
 	for (unsigned i = 0; i < MAXSTEPS; i++)
 		L.cpu_fs[i] = params_cpu_step(&m, a.job.p, cpu_key(&a.job), i);
-	if (a.job.algo == A_AGG)	/* bench/model.sh: 10^3 groups under mpirun */
+	if (a.job.algo == A_AGG) {	/* bench/model.sh: 10^3 groups under mpirun */
 		L.cpu_pre = params_cpu_exact(&m, a.job.p, "aggregate-pre", 2);
+		L.ks_pre = params_kscale(&m, "aggregate-pre");
+	}
+	L.ks = params_kscale(&m, cpu_key(&a.job));
 	L.has_ovl = true;
 	L.ovl = params_overlap_alg(&m, a.job.p, ovl_key(&a.job, &m));
 	if (params_bsp(&m, a.job.p, &L.l, &L.g)) {

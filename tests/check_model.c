@@ -391,6 +391,43 @@ START_TEST(aggregate_load_factor_follows_the_rows_mode)
 }
 END_TEST
 
+/* "kscale ALGO F" multiplies the kernel core-seconds of ALGO's jobs at
+ * every p (the aggregate's pre-aggregated rows by "kscale
+ * aggregate-pre", its other work by "kscale aggregate"): a CPU-bound u64
+ * sort (disk free) takes twice its compute with "kscale sort-u64 2", the
+ * rec100 sort keeps its own; the 10^3-group aggregate's load doubles with
+ * "kscale aggregate-pre 2", the 10^7-group one's does not. */
+START_TEST(kscale_scales_the_algorithms_kernels)
+{
+	const char *pre = "model predict aggregate --groups 1000 --size 1G --procs 16 --threads 2"
+			  " --params k";
+	const char *raw = "model predict aggregate --groups 10000000 --size 1G --procs 16"
+			  " --threads 2 --params k";
+	char out[16384];
+	double u0, r0, u1, r1, p0, p1, w0, w1;
+
+	params("k", 1e15, 1e8, 0);
+	u0 = predicted("sort --format u64 --params k --size 1G --procs 8 --threads 2 --procs-mpi 2");
+	r0 = predicted("sort --format rec100 --params k --size 1G --procs 8 --threads 2");
+	ck_assert_int_eq(run(pre, out, sizeof(out)), 0);
+	p0 = step_cpu_s(out, " load+partition ");
+	ck_assert_int_eq(run(raw, out, sizeof(out)), 0);
+	w0 = step_cpu_s(out, " load+partition ");
+	add_params("k", "kscale sort-u64 2\nkscale aggregate-pre 2\n");
+	u1 = predicted("sort --format u64 --params k --size 1G --procs 8 --threads 2 --procs-mpi 2");
+	r1 = predicted("sort --format rec100 --params k --size 1G --procs 8 --threads 2");
+	ck_assert_int_eq(run(pre, out, sizeof(out)), 0);
+	p1 = step_cpu_s(out, " load+partition ");
+	ck_assert_int_eq(run(raw, out, sizeof(out)), 0);
+	w1 = step_cpu_s(out, " load+partition ");
+	ck_assert_msg(fabs((u1 - 0.5 - 4 * 0.01) - 2 * (u0 - 0.5 - 4 * 0.01)) < 0.01 * u0,
+		      "u64 at p = 2: %.4f -> %.4f s, want its supersteps x2", u0, u1);
+	ck_assert_msg(fabs(r1 - r0) < 1e-4, "rec100 moved: %.4f -> %.4f s", r0, r1);
+	ck_assert_msg(fabs(p1 - 2 * p0) < 0.01 * p0, "10^3 groups: %.4f -> %.4f s, want x2", p0, p1);
+	ck_assert_msg(fabs(w1 - w0) < 1e-3 * w0, "10^7 groups: %.4f -> %.4f s, want x1", w0, w1);
+}
+END_TEST
+
 /* sgd: one superstep per H*batch rows of every shard, plus the last */
 START_TEST(sgd_supersteps_follow_the_batches)
 {
@@ -534,6 +571,7 @@ int main(void)
 	tcase_add_test(tc, async_file_io_stays_out_of_the_chain);
 	tcase_add_test(tc, agg_at_interpolates_in_log_groups_per_vp);
 	tcase_add_test(tc, aggregate_load_factor_follows_the_rows_mode);
+	tcase_add_test(tc, kscale_scales_the_algorithms_kernels);
 	tcase_add_test(tc, sgd_supersteps_follow_the_batches);
 	tcase_add_test(tc, stats_json_is_compared_per_superstep);
 	tcase_add_test(tc, projection_is_monotone_and_finds_the_limit);
