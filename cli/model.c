@@ -413,20 +413,6 @@ static double params_cpu(const struct mparams *m, unsigned p, const char *algo)
 	return ptab_at(&m->cpu_p, p, 0);
 }
 
-/* the CPU factor of p ranks for superstep @step of @algo: "cpu_step
- * ALGO STEP P F" (bench/model.sh: that superstep's CPU under mpirun -np P
- * over p = 1, on the calibration input), else the algorithm's */
-static double params_cpu_step(const struct mparams *m, unsigned p, const char *algo,
-			      unsigned step)
-{
-	unsigned i;
-
-	for (i = 0; i < m->ncpus; i++)
-		if (m->cpu_s[i].p == p && m->cpu_s[i].step == step && !strcmp(m->cpu_s[i].algo, algo))
-			return m->cpu_s[i].f;
-	return params_cpu(m, p, algo);
-}
-
 /* "cpu_step ALGO STEP P F", else "cpu_alg ALGO P F" for exactly @algo;
  * 0 when neither was measured (the caller keeps its own factor) */
 static double params_cpu_exact(const struct mparams *m, unsigned p, const char *algo,
@@ -441,6 +427,17 @@ static double params_cpu_exact(const struct mparams *m, unsigned p, const char *
 		if (m->cpu_a[i].p == p && !strcmp(m->cpu_a[i].algo, algo))
 			return m->cpu_a[i].f;
 	return 0;
+}
+
+/* the CPU factor of p ranks for superstep @step of @algo: "cpu_step
+ * ALGO STEP P F" (bench/model.sh: that superstep's CPU under mpirun -np P
+ * over p = 1, on the calibration input), else the algorithm's */
+static double params_cpu_step(const struct mparams *m, unsigned p, const char *algo,
+			      unsigned step)
+{
+	double f = params_cpu_exact(m, p, algo, step);
+
+	return f > 0 ? f : params_cpu(m, p, algo);
 }
 
 /* CPU seconds of @algo's calibration jobs under mpirun -np 1 (launched as
