@@ -77,6 +77,20 @@ static int ptab_add(struct ptab *t, unsigned p, double v, bool ok)
 	return 0;
 }
 
+/* Set the value at @p ranks (the first line for it, else a new one);
+ * -1 when the table is full. */
+static int ptab_set(struct ptab *t, unsigned p, double v)
+{
+	unsigned i;
+
+	for (i = 0; i < t->n && t->e[i].p != p; i++)
+		;
+	if (i == t->n)
+		return ptab_add(t, p, v, true);
+	t->e[i].v = v;
+	return 0;
+}
+
 /* The value at @p ranks (the first line for it), else @dflt. */
 static double ptab_at(const struct ptab *t, unsigned p, double dflt)
 {
@@ -94,6 +108,50 @@ static void ptab_write(FILE *f, const char *key, const struct ptab *t)
 
 	for (i = 0; i < t->n; i++)
 		fprintf(f, "%s %u %.6g\n", key, t->e[i].p, t->e[i].v);
+}
+
+/* A parameter measured per algorithm (and rank count): "KEY ALGO P VALUE"
+ * lines, or "KEY ALGO VALUE" ones stored at p = 0. */
+struct atab {
+	unsigned n;
+	struct { char algo[16]; unsigned p; double v; } e[8 * MAXBSP];
+};
+
+/* Add a line's value; -1 (a bad line) when @cap lines are in or !@ok.
+ * @algo is sscanf's %15s: its NUL is within 16 bytes. */
+static int atab_add(struct atab *t, unsigned cap, const char *algo, unsigned p, double v,
+		    bool ok)
+{
+	if (t->n >= cap || !ok)
+		return -1;
+	memcpy(t->e[t->n].algo, algo, 16);
+	t->e[t->n].p = p;
+	t->e[t->n++].v = v;
+	return 0;
+}
+
+/* The value of @algo at @p ranks (the first line for it), else @dflt;
+ * a NULL @algo has none. */
+static double atab_at(const struct atab *t, const char *algo, unsigned p, double dflt)
+{
+	unsigned i;
+
+	for (i = 0; algo && i < t->n; i++)
+		if (t->e[i].p == p && !strcmp(t->e[i].algo, algo))
+			return t->e[i].v;
+	return dflt;
+}
+
+/* @with_p: "KEY ALGO P VALUE" lines, else "KEY ALGO VALUE" */
+static void atab_write(FILE *f, const char *key, const struct atab *t, bool with_p)
+{
+	unsigned i;
+
+	for (i = 0; i < t->n; i++)
+		if (with_p)
+			fprintf(f, "%s %s %u %.6g\n", key, t->e[i].algo, t->e[i].p, t->e[i].v);
+		else
+			fprintf(f, "%s %s %.6g\n", key, t->e[i].algo, t->e[i].v);
 }
 
 struct mparams {
@@ -122,16 +180,13 @@ struct mparams {
 	struct ptab setup_p;	/* "setup_mpi P S" */
 	struct ptab poll_p;	/* "poll_p P C" */
 	struct ptab cpu_p;	/* "cpu_p P F" */
-	unsigned ncpua;
-	struct { char algo[16]; unsigned p; double f; } cpu_a[4 * MAXBSP];	/* "cpu_alg A P F" */
+	struct atab cpu_a;	/* "cpu_alg A P F", at most 4 * MAXBSP */
 	struct ptab lbusy;	/* "lbusy P S" */
 	unsigned ncpus;
 	struct { char algo[16]; unsigned step, p; double f; } cpu_s[16 * MAXBSP];	/* "cpu_step A S P F" */
 	struct ptab overlap_p;	/* "overlap_p P A" */
-	unsigned novla;
-	struct { char algo[16]; unsigned p; double a; } ovl_a[8 * MAXBSP];	/* "overlap_alg A P S" */
-	unsigned nks;
-	struct { char algo[16]; double f; } ks[8];	/* "kscale A F" */
+	struct atab ovl_a;	/* "overlap_alg A P S", at most 8 * MAXBSP */
+	struct atab ks;		/* "kscale A F" (p = 0), at most 8 */
 	unsigned nagg;		/* "agg_at X M W", ascending X (agg_secs_at) */
 	struct { double x, merge, write; } agg_at[MAXAGG];
 };
@@ -199,14 +254,11 @@ static int params_write(const char *path, struct mparams *m)
 			   "# ranks of k workers share this machine (P*k spinning threads beside P pollers)\n");
 	ptab_write(f, "poll_p", &m->poll_p);
 	ptab_write(f, "cpu_p", &m->cpu_p);
-	for (i = 0; i < m->ncpua; i++)
-		fprintf(f, "cpu_alg %s %u %.6g\n", m->cpu_a[i].algo, m->cpu_a[i].p, m->cpu_a[i].f);
+	atab_write(f, "cpu_alg", &m->cpu_a, true);
 	ptab_write(f, "lbusy", &m->lbusy);
 	ptab_write(f, "overlap_p", &m->overlap_p);
-	for (i = 0; i < m->novla; i++)
-		fprintf(f, "overlap_alg %s %u %.6g\n", m->ovl_a[i].algo, m->ovl_a[i].p, m->ovl_a[i].a);
-	for (i = 0; i < m->nks; i++)
-		fprintf(f, "kscale %s %.6g\n", m->ks[i].algo, m->ks[i].f);
+	atab_write(f, "overlap_alg", &m->ovl_a, true);
+	atab_write(f, "kscale", &m->ks, false);
 	for (i = 0; i < m->ncpus; i++)
 		fprintf(f, "cpu_step %s %u %u %.6g\n", m->cpu_s[i].algo, m->cpu_s[i].step,
 			m->cpu_s[i].p, m->cpu_s[i].f);
@@ -262,14 +314,8 @@ static int params_line(struct mparams *m, char *line)
 		return ptab_add(&m->setup_p, p, x, true);
 	if (sscanf(line, "cpu_p %u %lf", &p, &x) == 2)
 		return ptab_add(&m->cpu_p, p, x, x > 0);
-	if (sscanf(line, "cpu_alg %15s %u %lf", key, &p, &x) == 3) {
-		if (m->ncpua >= 4 * MAXBSP || !(x > 0))
-			return -1;
-		memcpy(m->cpu_a[m->ncpua].algo, key, 16);	/* %15s: NUL within 16 */
-		m->cpu_a[m->ncpua].p = p;
-		m->cpu_a[m->ncpua++].f = x;
-		return 0;
-	}
+	if (sscanf(line, "cpu_alg %15s %u %lf", key, &p, &x) == 3)
+		return atab_add(&m->cpu_a, 4 * MAXBSP, key, p, x, x > 0);
 	if (sscanf(line, "cpu_step %15s %u %u %lf", key, &st, &p, &x) == 4) {
 		if (m->ncpus >= 16 * MAXBSP || !(x > 0))
 			return -1;
@@ -279,21 +325,10 @@ static int params_line(struct mparams *m, char *line)
 		m->cpu_s[m->ncpus++].f = x;
 		return 0;
 	}
-	if (sscanf(line, "kscale %15s %lf", key, &x) == 2) {
-		if (m->nks >= 8 || !(x > 0))
-			return -1;
-		memcpy(m->ks[m->nks].algo, key, 16);	/* %15s: NUL within 16 */
-		m->ks[m->nks++].f = x;
-		return 0;
-	}
-	if (sscanf(line, "overlap_alg %15s %u %lf", key, &p, &x) == 3) {
-		if (m->novla >= 8 * MAXBSP || !(x >= 0 && x <= 1))
-			return -1;
-		memcpy(m->ovl_a[m->novla].algo, key, 16);	/* %15s: NUL within 16 */
-		m->ovl_a[m->novla].p = p;
-		m->ovl_a[m->novla++].a = x;
-		return 0;
-	}
+	if (sscanf(line, "kscale %15s %lf", key, &x) == 2)
+		return atab_add(&m->ks, 8, key, 0, x, x > 0);
+	if (sscanf(line, "overlap_alg %15s %u %lf", key, &p, &x) == 3)
+		return atab_add(&m->ovl_a, 8 * MAXBSP, key, p, x, x >= 0 && x <= 1);
 	if (sscanf(line, "overlap_p %u %lf", &p, &x) == 2)
 		return ptab_add(&m->overlap_p, p, x, x >= 0 && x <= 1);
 	if (sscanf(line, "agg_at %lf %lf %lf", &x, &y, &z) == 3)
@@ -405,12 +440,7 @@ static double params_poll(const struct mparams *m, unsigned p)
  * included; 0 when not measured */
 static double params_cpu(const struct mparams *m, unsigned p, const char *algo)
 {
-	unsigned i;
-
-	for (i = 0; i < m->ncpua; i++)
-		if (m->cpu_a[i].p == p && algo && !strcmp(m->cpu_a[i].algo, algo))
-			return m->cpu_a[i].f;
-	return ptab_at(&m->cpu_p, p, 0);
+	return atab_at(&m->cpu_a, algo, p, ptab_at(&m->cpu_p, p, 0));
 }
 
 /* "cpu_step ALGO STEP P F", else "cpu_alg ALGO P F" for exactly @algo;
@@ -423,10 +453,7 @@ static double params_cpu_exact(const struct mparams *m, unsigned p, const char *
 	for (i = 0; i < m->ncpus; i++)
 		if (m->cpu_s[i].p == p && m->cpu_s[i].step == step && !strcmp(m->cpu_s[i].algo, algo))
 			return m->cpu_s[i].f;
-	for (i = 0; i < m->ncpua; i++)
-		if (m->cpu_a[i].p == p && !strcmp(m->cpu_a[i].algo, algo))
-			return m->cpu_a[i].f;
-	return 0;
+	return atab_at(&m->cpu_a, algo, p, 0);
 }
 
 /* the CPU factor of p ranks for superstep @step of @algo: "cpu_step
@@ -446,12 +473,7 @@ static double params_cpu_step(const struct mparams *m, unsigned p, const char *a
  * measured */
 static double params_kscale(const struct mparams *m, const char *algo)
 {
-	unsigned i;
-
-	for (i = 0; i < m->nks; i++)
-		if (!strcmp(m->ks[i].algo, algo))
-			return m->ks[i].f;
-	return 0;
+	return atab_at(&m->ks, algo, 0, 0);
 }
 
 /* the overlap share at p ranks: "overlap_p P A" (bench/model.sh: the
@@ -468,12 +490,7 @@ static double params_overlap(const struct mparams *m, unsigned p)
  * left a tenth), else params_overlap() */
 static double params_overlap_alg(const struct mparams *m, unsigned p, const char *algo)
 {
-	unsigned i;
-
-	for (i = 0; i < m->novla; i++)
-		if (m->ovl_a[i].p == p && !strcmp(m->ovl_a[i].algo, algo))
-			return m->ovl_a[i].a;
-	return params_overlap(m, p);
+	return atab_at(&m->ovl_a, algo, p, params_overlap(m, p));
 }
 
 /* seconds a superstep of a many-superstep loop costs at p ranks beyond
@@ -1793,21 +1810,13 @@ static double background_load(unsigned k, double cores, double *poll)
 static void cal_poll(struct cal *c)
 {
 	static const unsigned ps[] = { 2, 4 };
-	struct mparams *m = c->m;
-	unsigned i, j;
+	unsigned i;
 
 	for (i = 0; i < sizeof(ps) / sizeof(ps[0]); i++) {
 		double s0 = spin_share(ps[i] * c->k, 0), s1 = spin_share(ps[i] * c->k, ps[i]);
 
-		for (j = 0; j < m->poll_p.n && m->poll_p.e[j].p != ps[i]; j++)
-			;
-		if (j == m->poll_p.n) {
-			if (j == MAXBSP)
-				return;
-			m->poll_p.n++;
-		}
-		m->poll_p.e[j].p = ps[i];
-		m->poll_p.e[j].v = dmax(0, (s0 - s1) / ps[i]);
+		if (ptab_set(&c->m->poll_p, ps[i], dmax(0, (s0 - s1) / ps[i])))
+			return;
 	}
 }
 
