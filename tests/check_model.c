@@ -302,6 +302,15 @@ static double step_cpu_s(const char *out, const char *name)
 	return cpu;
 }
 
+/* the predicted CPU seconds of @cmd's load+partition superstep */
+static double load_cpu_s(const char *cmd)
+{
+	char out[16384];
+
+	ck_assert_int_eq(run(cmd, out, sizeof(out)), 0);
+	return step_cpu_s(out, " load+partition ");
+}
+
 /* @job with parameter file @name holding @lines: its merge and write
  * supersteps take @merge and @write cpu seconds (within 1 %). */
 static void agg_at_costs(const char *job, const char *name, const char *lines, double merge,
@@ -372,20 +381,15 @@ START_TEST(aggregate_load_factor_follows_the_rows_mode)
 			  " --procs-mpi 2 --params h";
 	const char *raw = "model predict aggregate --groups 10000000 --size 1G --procs 16"
 			  " --threads 2 --procs-mpi 2 --params h";
-	char out[16384];
 	double p0, p1, r0, r1;
 
 	params("h", 1e15, 1e8, 0);
 	add_params("h", "cpu_step aggregate 2 2 3\n");
-	ck_assert_int_eq(run(pre, out, sizeof(out)), 0);
-	p0 = step_cpu_s(out, " load+partition ");
-	ck_assert_int_eq(run(raw, out, sizeof(out)), 0);
-	r0 = step_cpu_s(out, " load+partition ");
+	p0 = load_cpu_s(pre);
+	r0 = load_cpu_s(raw);
 	add_params("h", "cpu_step aggregate-pre 2 2 1.5\n");
-	ck_assert_int_eq(run(pre, out, sizeof(out)), 0);
-	p1 = step_cpu_s(out, " load+partition ");
-	ck_assert_int_eq(run(raw, out, sizeof(out)), 0);
-	r1 = step_cpu_s(out, " load+partition ");
+	p1 = load_cpu_s(pre);
+	r1 = load_cpu_s(raw);
 	ck_assert_msg(fabs(p1 - p0 / 2) < 0.01 * p0, "10^3 groups: %.4f -> %.4f s, want x0.5", p0, p1);
 	ck_assert_msg(fabs(r1 - r0) < 1e-3 * r0, "10^7 groups: %.4f -> %.4f s, want x1", r0, r1);
 }
@@ -403,23 +407,18 @@ START_TEST(kscale_scales_the_algorithms_kernels)
 			  " --params k";
 	const char *raw = "model predict aggregate --groups 10000000 --size 1G --procs 16"
 			  " --threads 2 --params k";
-	char out[16384];
 	double u0, r0, u1, r1, p0, p1, w0, w1;
 
 	params("k", 1e15, 1e8, 0);
 	u0 = predicted("sort --format u64 --params k --size 1G --procs 8 --threads 2 --procs-mpi 2");
 	r0 = predicted("sort --format rec100 --params k --size 1G --procs 8 --threads 2");
-	ck_assert_int_eq(run(pre, out, sizeof(out)), 0);
-	p0 = step_cpu_s(out, " load+partition ");
-	ck_assert_int_eq(run(raw, out, sizeof(out)), 0);
-	w0 = step_cpu_s(out, " load+partition ");
+	p0 = load_cpu_s(pre);
+	w0 = load_cpu_s(raw);
 	add_params("k", "kscale sort-u64 2\nkscale aggregate-pre 2\n");
 	u1 = predicted("sort --format u64 --params k --size 1G --procs 8 --threads 2 --procs-mpi 2");
 	r1 = predicted("sort --format rec100 --params k --size 1G --procs 8 --threads 2");
-	ck_assert_int_eq(run(pre, out, sizeof(out)), 0);
-	p1 = step_cpu_s(out, " load+partition ");
-	ck_assert_int_eq(run(raw, out, sizeof(out)), 0);
-	w1 = step_cpu_s(out, " load+partition ");
+	p1 = load_cpu_s(pre);
+	w1 = load_cpu_s(raw);
 	ck_assert_msg(fabs((u1 - 0.5 - 4 * 0.01) - 2 * (u0 - 0.5 - 4 * 0.01)) < 0.01 * u0,
 		      "u64 at p = 2: %.4f -> %.4f s, want its supersteps x2", u0, u1);
 	ck_assert_msg(fabs(r1 - r0) < 1e-4, "rec100 moved: %.4f -> %.4f s", r0, r1);
