@@ -211,7 +211,8 @@ cal_model() {
 # run JSONs stay in $TMP/cal-sgd-pP-iI.json for lbusy_mpi.
 cpu_alg_mpi() {
 	local kind np i in j c1 a
-	sed -i '/^overlap_p /d; /^overlap_alg /d; /^kscale /d; /^cpu_alg /d; /^cpu_step /d; /^lbusy /d; /^# busy-spin /d; /^# cpu_alg, /d' "$BASE"
+	drop_mpi_lines
+	sed -i '/^# cpu_alg, /d' "$BASE"
 	for kind in sort-u64 sort-rec100 aggregate aggregate-pre sgd; do
 		in=$TMP/cal.$kind
 		cal_gen "$kind" "$in" || err "gen $kind failed"
@@ -369,9 +370,12 @@ calibrate_base() {
 	cpu_mpi
 }
 
-# the calibrate-mpi lines of $BASE (cpu_alg, cpu_step, overlap_p, lbusy,
-# busy-spin comments)
-mpi_lines() { grep -E '^(cpu_alg|cpu_step|overlap_p|overlap_alg|kscale|lbusy|# busy-spin) ' "$BASE"; }
+# the calibrate-mpi lines of $BASE (cpu_alg, cpu_step, overlap_p,
+# overlap_alg, kscale, lbusy, busy-spin comments); drop_mpi_lines
+# deletes them
+MPI_KEYS='cpu_alg|cpu_step|overlap_p|overlap_alg|kscale|lbusy|# busy-spin'
+mpi_lines() { grep -E "^($MPI_KEYS) " "$BASE"; }
+drop_mpi_lines() { sed -i -E "/^($MPI_KEYS) /d" "$BASE"; }
 
 # mpi_median: replace $BASE's calibrate-mpi lines by the median of each
 # line over the passes kept by calibrate-mpi-pass (the CPU of mpirun runs
@@ -379,7 +383,7 @@ mpi_lines() { grep -E '^(cpu_alg|cpu_step|overlap_p|overlap_alg|kscale|lbusy|# b
 mpi_median() {
 	local f=("$RESULTS_DIR"/model-base.mpi[0-9].params)
 	[[ -f ${f[0]} ]] || err "no model-base.mpiK.params; run calibrate-mpi-pass K first"
-	sed -i '/^overlap_p /d; /^overlap_alg /d; /^kscale /d; /^cpu_alg /d; /^cpu_step /d; /^lbusy /d; /^# busy-spin /d' "$BASE"
+	drop_mpi_lines
 	echo "# the calibrate-mpi lines below: the median over ${#f[@]} passes (model-base.mpiK.params)" >>"$BASE"
 	python3 - "${f[@]}" >>"$BASE" <<-'EOF'
 		import statistics, sys
