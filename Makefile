@@ -10,7 +10,13 @@ CFLAGS_BASE = -std=gnu11 $(OPT) -Wall -Wextra $(WERROR) -fPIC -pthread \
               -D_GNU_SOURCE -fvisibility=hidden $(SAN)
 MPI_CFLAGS := $(shell mpicc --showme:compile 2>/dev/null)
 MPI_LIBS := $(shell mpicc --showme:link 2>/dev/null || echo -lmpi)
-LDLIBS = -luring -laio -lzstd $(MPI_LIBS) -lpthread -lm
+# dlopen is in libc from glibc 2.34 on; older C libraries need -ldl
+DL_LIBS := $(shell printf '\043include <dlfcn.h>\nint main(void) { return !dlopen; }\n' | \
+	$(CC) -x c -o /dev/null - 2>/dev/null || echo -ldl)
+# No program links libmpi: MPI is in the plugin $(BUILD)/libpems-mpi.so,
+# which pems/transport.c dlopen()s under mpirun only (mpi/mpi_plugin.h).
+LDLIBS = -luring -laio -lzstd $(DL_LIBS) -lpthread -lm
+PLUGIN = $(BUILD)/libpems-mpi.so
 CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lm)
 
 ifeq ($(V),1)
@@ -22,7 +28,8 @@ endif
 # Layering is enforced by include paths: each layer sees only itself and
 # the layers below it (STYLE.md rule 5).
 INC_io   = -Iio
-INC_pems = -Iio -Ipems -Iinclude $(MPI_CFLAGS)
+INC_mpi  = -Impi $(MPI_CFLAGS)
+INC_pems = -Iio -Impi -Ipems -Iinclude
 INC_bsp  = -Iio -Ipems -Iinclude
 INC_alg  = -Iinclude -Ialgorithms
 INC_cli  = -Iinclude -Ialgorithms
@@ -47,7 +54,7 @@ BENCH_BIN = $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 VERSION = 0.1.0
 SOMAJOR = 0
 
-all: $(BUILD)/libpems.a $(BUILD)/libpems.so $(BUILD)/pems-run $(EXAMPLES) $(BENCH_BIN)
+all: $(BUILD)/libpems.a $(BUILD)/libpems.so $(BUILD)/pems-run $(PLUGIN) $(EXAMPLES) $(BENCH_BIN)
 
 $(BUILD)/io/%.o: io/%.c
 	@mkdir -p $(dir $@)
@@ -57,6 +64,13 @@ $(BUILD)/pems/%.o: pems/%.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(CFLAGS_BASE) $(INC_pems) -MMD -MP -c $< -o $@
+# where transport.c looks for the plugin: this build dir, the install libdir
+$(BUILD)/pems/transport.o: CFLAGS_BASE += -DPEMS_BUILD_DIR='"$(abspath $(BUILD))"' \
+	-DPEMS_LIBDIR='"$(PREFIX)/lib/pems"'
+$(BUILD)/mpi/%.o: mpi/%.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(CFLAGS_BASE) $(INC_mpi) -MMD -MP -c $< -o $@
 $(BUILD)/bsp/%.o: bsp/%.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
@@ -76,6 +90,9 @@ $(BUILD)/libpems.a: $(LIB_OBJ)
 $(BUILD)/libpems.so: $(LIB_OBJ)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(SAN) -shared -Wl,-soname,libpems.so.$(SOMAJOR) -o $@ $^ $(LDLIBS)
+$(PLUGIN): $(BUILD)/mpi/mpi_plugin.o
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(SAN) -shared -o $@ $^ $(MPI_LIBS)
 $(BUILD)/pems-run: $(CLI_OBJ) $(BUILD)/libpems.a
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(SAN) -pthread -o $@ $(CLI_OBJ) $(BUILD)/libpems.a $(LDLIBS)
@@ -157,12 +174,13 @@ bench: deps
 	@BUILD=$(BUILD) bash bench/run.sh
 
 install: all
-	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include \
+	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/lib/pems $(DESTDIR)$(PREFIX)/include \
 		$(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man3
 	install -m 644 $(BUILD)/libpems.a $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(BUILD)/libpems.so $(DESTDIR)$(PREFIX)/lib/libpems.so.$(VERSION)
 	ln -sf libpems.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libpems.so.$(SOMAJOR)
 	ln -sf libpems.so.$(SOMAJOR) $(DESTDIR)$(PREFIX)/lib/libpems.so
+	install -m 755 $(PLUGIN) $(DESTDIR)$(PREFIX)/lib/pems/
 	install -m 644 include/bsp.h include/pems.h $(DESTDIR)$(PREFIX)/include/
 	install -m 755 $(BUILD)/pems-run $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 man/pems-run.1 $(DESTDIR)$(PREFIX)/share/man/man1/
@@ -174,9 +192,11 @@ install: all
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/lib/libpems.a $(DESTDIR)$(PREFIX)/lib/libpems.so* \
+		$(DESTDIR)$(PREFIX)/lib/pems/libpems-mpi.so \
 		$(DESTDIR)$(PREFIX)/include/bsp.h $(DESTDIR)$(PREFIX)/include/pems.h \
 		$(DESTDIR)$(PREFIX)/bin/pems-run $(DESTDIR)$(PREFIX)/lib/pkgconfig/pems.pc \
 		$(DESTDIR)$(PREFIX)/share/man/man1/pems-run.1 $(DESTDIR)$(PREFIX)/share/man/man3/pems.3
+	rmdir $(DESTDIR)$(PREFIX)/lib/pems 2>/dev/null || true
 
 clean:
 	rm -rf build build-asan build-ubsan build-tsan build-fuzz

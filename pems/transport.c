@@ -18,18 +18,26 @@
  *      END marker from every other rank has arrived (it follows that
  *      rank's last chunk) and every received chunk is written;
  *  (4) a rank that dies makes mpirun end the whole job; pems_die() calls
- *      MPI_Abort so that an error on one rank ends the others at once.
+ *      MPI_Abort so that an error on one rank ends the others at once;
+ *  (5) MPI is reached only through the plugin's table (mpi/mpi_plugin.h),
+ *      loaded by load_plugin() under mpirun and never otherwise: a process
+ *      that was not started by mpirun never maps libmpi, and one that was
+ *      either loads the plugin or exits 1 (it never goes on as one of p
+ *      independent one-rank jobs).
  */
+#include <dlfcn.h>
 #include <errno.h>
-#include <mpi.h>
+#include <libgen.h>
+#include <limits.h>
+#include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "runtime.h"
+#include "mpi_plugin.h"
 
-#define TAG_DATA 17
 #define NRECV 4
 
 enum { K_CHUNK = 1, K_END = 2 };
@@ -45,7 +53,7 @@ struct tp_hdr {
 struct tp_send {
 	struct tp_send *next;
 	int rank;
-	MPI_Request req;
+	struct pems_mpi_req req;
 	size_t len;
 	char *buf;		/* header + data */
 };
@@ -57,7 +65,7 @@ struct pems_tp {
 	pthread_cond_t cond;
 	struct tp_send *queue, *queue_tail;	/* to be sent */
 	struct tp_send *pending;		/* sent, not complete */
-	MPI_Request rreq[NRECV];
+	struct pems_mpi_req rreq[NRECV];
 	char *rbuf[NRECV];
 	size_t rsize;
 	int rhead;		/* oldest posted receive */
@@ -68,6 +76,7 @@ struct pems_tp {
 	uint64_t sent_bytes, recv_bytes;
 };
 
+static const struct pems_mpi_ops *mpi;	/* the plugin's table, once loaded */
 static bool mpi_on;
 static int mpi_rank, mpi_size;
 /* mpi_on, mpi_rank and mpi_size are written once, under world_lock, and
@@ -85,14 +94,106 @@ bool pems_tp_launched(void)
 	return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK");
 }
 
+/* ---- finding and loading the plugin (invariant 5) ---- */
+
+#ifndef PEMS_BUILD_DIR
+#define PEMS_BUILD_DIR "build"
+#endif
+#ifndef PEMS_LIBDIR
+#define PEMS_LIBDIR "/usr/local/lib/pems"
+#endif
+
+static _Noreturn void plugin_fail(const char *path, const char *why)
+{
+	fprintf(stderr, "pems: error: cannot load the MPI transport %s: %s\n", path, why);
+	exit(1);
+}
+
+/* Append dir (+ sub) to the places looked at; true if the plugin is
+ * there, with its path in out. */
+static bool look_in(char *out, size_t n, char *tried, size_t tn, const char *dir, const char *sub)
+{
+	size_t used = strlen(tried);
+
+	snprintf(out, n, "%s%s/%s", dir, sub, PEMS_MPI_PLUGIN_FILE);
+	if (!access(out, R_OK))
+		return true;
+	snprintf(tried + used, tn - used, "%s%s%s", used ? ", " : "", dir, sub);
+	return false;
+}
+
+/*
+ * Where the plugin is, in this order: $PEMS_MPI_PLUGIN; next to the
+ * executable, and in ../lib/pems from it (an installed pems-run); in
+ * pems/ beside libpems.so when the runtime is that shared library; the
+ * build directory this runtime was compiled in (programs linked against
+ * build/libpems.a, the tests); the install libdir given to make.
+ */
+static void find_plugin(char *out, size_t n)
+{
+	static char tried[4 * PATH_MAX], why[sizeof(tried) + 64];
+	char exe[PATH_MAX], lib[PATH_MAX];
+	const char *env = getenv("PEMS_MPI_PLUGIN");
+	struct link_map *lm = NULL;
+	Dl_info info;
+	ssize_t len;
+
+	if (env && *env) {
+		snprintf(out, n, "%s", env);
+		return;
+	}
+	tried[0] = 0;
+	len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (len > 0) {
+		exe[len] = 0;
+		dirname(exe);
+		if (look_in(out, n, tried, sizeof(tried), exe, "") ||
+		    look_in(out, n, tried, sizeof(tried), exe, "/../lib/pems"))
+			return;
+	}
+	/* the main program's link map has an empty name */
+	if (dladdr1((void *)pems_tp_world, &info, (void **)&lm, RTLD_DL_LINKMAP) && lm &&
+	    lm->l_name && lm->l_name[0]) {
+		snprintf(lib, sizeof(lib), "%s", lm->l_name);
+		dirname(lib);
+		if (look_in(out, n, tried, sizeof(tried), lib, "/pems"))
+			return;
+	}
+	if (look_in(out, n, tried, sizeof(tried), PEMS_BUILD_DIR, "") ||
+	    look_in(out, n, tried, sizeof(tried), PEMS_LIBDIR, ""))
+		return;
+	snprintf(why, sizeof(why), "not found in %s; set PEMS_MPI_PLUGIN to its path", tried);
+	plugin_fail(PEMS_MPI_PLUGIN_FILE, why);
+}
+
+/* dlopen the plugin and check its table; exits 1 on any failure.
+ * RTLD_GLOBAL: Open MPI's own components (mca_pml_ob1.so ...) use libmpi's
+ * symbols without naming libmpi as a dependency. */
+static void load_plugin(void)
+{
+	char path[PATH_MAX], why[160];
+	pems_mpi_plugin_fn entry;
+	void *h;
+
+	find_plugin(path, sizeof(path));
+	h = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
+	if (!h)
+		plugin_fail(path, dlerror());
+	*(void **)&entry = dlsym(h, PEMS_MPI_PLUGIN_ENTRY);
+	if (!entry)
+		plugin_fail(path, dlerror());
+	mpi = entry();
+	if (mpi->version != PEMS_MPI_PLUGIN_VERSION || mpi->size < sizeof(*mpi)) {
+		snprintf(why, sizeof(why), "its interface is version %u (%u bytes), this program needs version %u (%zu bytes): a plugin of another pems build?",
+			 mpi->version, mpi->size, PEMS_MPI_PLUGIN_VERSION, sizeof(*mpi));
+		plugin_fail(path, why);
+	}
+}
+
 static void finalize_fn(void *arg)
 {
-	int fin = 0;
-
 	(void)arg;
-	MPI_Finalized(&fin);
-	if (!fin)
-		MPI_Finalize();
+	mpi->finalize();
 }
 
 static void mpi_finalize(void)
@@ -120,18 +221,24 @@ static struct {
 	bool on;
 } mt = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
 
+/* Load the plugin and start MPI unless the program did: 1 if started
+ * here, 0 if it was running, -EIO if MPI_Init_thread failed. */
+static int mpi_start(void)
+{
+	load_plugin();
+	if (mpi->initialized())
+		return 0;
+	return mpi->init() ? -EIO : 1;
+}
+
 static void *mpi_main(void *arg)
 {
-	int prov, n = 0, *b;
-
-	*(int *)arg = MPI_Init_thread(NULL, NULL, MPI_THREAD_MULTIPLE, &prov);
+	/* the plugin's dlopen too allocates in this thread's arena */
+	*(int *)arg = mpi_start();
 	/* talk to every rank once here: Open MPI sets up a peer's endpoint
 	 * (its address strings included) at the first message to it */
-	if (*(int *)arg == MPI_SUCCESS && MPI_Comm_size(MPI_COMM_WORLD, &n) == MPI_SUCCESS &&
-	    (b = calloc(2 * (size_t)n, sizeof(int)))) {
-		MPI_Alltoall(b, 1, MPI_INT, b + n, 1, MPI_INT, MPI_COMM_WORLD);
-		free(b);
-	}
+	if (*(int *)arg >= 0)
+		mpi->touch_peers();
 	pthread_mutex_lock(&mt.lock);
 	mt.done = mt.asked = 1;	/* started */
 	pthread_cond_broadcast(&mt.cond);
@@ -164,27 +271,28 @@ static void on_mpi(void (*fn)(void *), void *arg)
 	pthread_mutex_unlock(&mt.lock);
 }
 
+/* mpi_start, on the MPI thread in a process that may checkpoint. */
 static int mpi_init(void)
 {
-	int rc = MPI_ERR_OTHER, prov;
+	int rc = -EIO;
 
 	if (!pems_ckpt_started())
-		return MPI_Init_thread(NULL, NULL, MPI_THREAD_MULTIPLE, &prov);
+		return mpi_start();
 	mt.asked = mt.done = 0;
 	if (pthread_create(&mt.thread, NULL, mpi_main, &rc))
-		return MPI_ERR_OTHER;
+		return -EIO;
 	pthread_mutex_lock(&mt.lock);
 	while (!mt.done)
 		pthread_cond_wait(&mt.cond, &mt.lock);
 	pthread_mutex_unlock(&mt.lock);
-	mt.on = rc == MPI_SUCCESS;
+	mt.on = rc >= 0;
 	return rc;
 }
 
 /* MPI_Init once per process, only when started by mpirun. */
 int pems_tp_world(unsigned *rank, unsigned *size)
 {
-	int init = 0;
+	int rc;
 
 	if (!pems_tp_launched()) {
 		*rank = 0;
@@ -193,17 +301,14 @@ int pems_tp_world(unsigned *rank, unsigned *size)
 	}
 	pthread_mutex_lock(&world_lock);
 	if (!atomic_load_explicit(&world_known, memory_order_relaxed)) {
-		MPI_Initialized(&init);
-		if (!init) {
-			if (mpi_init() != MPI_SUCCESS) {
-				pthread_mutex_unlock(&world_lock);
-				return -EIO;
-			}
-			MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
-			atexit(mpi_finalize);
+		rc = mpi_init();
+		if (rc < 0) {
+			pthread_mutex_unlock(&world_lock);
+			return rc;
 		}
-		MPI_Comm_rank(MPI_COMM_WORLD, &mpi_rank);
-		MPI_Comm_size(MPI_COMM_WORLD, &mpi_size);
+		if (rc == 1)
+			atexit(mpi_finalize);
+		mpi->world(&mpi_rank, &mpi_size);
 		mpi_on = mpi_size > 1;
 		atomic_store_explicit(&world_known, true, memory_order_release);
 	}
@@ -216,7 +321,7 @@ int pems_tp_world(unsigned *rank, unsigned *size)
 void pems_tp_abort(int status)
 {
 	if (mpi_on)
-		MPI_Abort(MPI_COMM_WORLD, status);
+		mpi->abort(status);
 }
 
 unsigned pems_owner(const struct pems_rt *rt, unsigned pid)
@@ -228,8 +333,7 @@ unsigned pems_owner(const struct pems_rt *rt, unsigned pid)
 
 static void post_recv(struct pems_tp *tp, int i)
 {
-	MPI_Irecv(tp->rbuf[i], (int)tp->rsize, MPI_BYTE, MPI_ANY_SOURCE, TAG_DATA,
-		  MPI_COMM_WORLD, &tp->rreq[i]);
+	mpi->irecv_any(tp->rbuf[i], tp->rsize, &tp->rreq[i]);
 }
 
 static void on_chunk(struct pems_tp *tp, const struct tp_hdr *h, const char *data, int from)
@@ -254,21 +358,19 @@ static void on_chunk(struct pems_tp *tp, const struct tp_hdr *h, const char *dat
 static bool poll_recv(struct pems_tp *tp)
 {
 	bool any = false;
-	int done;
-	MPI_Status st;
+	int from;
 
 	for (;;) {
 		int i = tp->rhead;
 		const struct tp_hdr *h = (const struct tp_hdr *)tp->rbuf[i];
 
-		MPI_Test(&tp->rreq[i], &done, &st);
-		if (!done)
+		if (!mpi->test(&tp->rreq[i], &from))
 			return any;
 		any = true;
 		if (h->kind == K_END)
 			tp->ends++;
 		else
-			on_chunk(tp, h, tp->rbuf[i] + sizeof(*h), st.MPI_SOURCE);
+			on_chunk(tp, h, tp->rbuf[i] + sizeof(*h), from);
 		post_recv(tp, i);	/* now the newest */
 		tp->rhead = (i + 1) % NRECV;
 	}
@@ -278,7 +380,6 @@ static bool poll_send(struct pems_tp *tp)
 {
 	struct tp_send *q, **pp;
 	bool any = false;
-	int done;
 
 	pthread_mutex_lock(&tp->lock);
 	q = tp->queue;
@@ -287,7 +388,7 @@ static bool poll_send(struct pems_tp *tp)
 	while (q) {
 		struct tp_send *next = q->next;
 
-		MPI_Isend(q->buf, (int)q->len, MPI_BYTE, q->rank, TAG_DATA, MPI_COMM_WORLD, &q->req);
+		mpi->isend(q->buf, q->len, q->rank, &q->req);
 		q->next = tp->pending;
 		tp->pending = q;
 		q = next;
@@ -295,8 +396,7 @@ static bool poll_send(struct pems_tp *tp)
 	}
 	for (pp = &tp->pending; *pp;) {
 		q = *pp;
-		MPI_Test(&q->req, &done, MPI_STATUS_IGNORE);
-		if (done) {
+		if (mpi->test(&q->req, NULL)) {
 			*pp = q->next;
 			atomic_fetch_sub(&tp->queued, q->len);
 			free(q->buf);
@@ -385,10 +485,8 @@ static void *tp_main(void *arg)
 		if (!busy)
 			usleep(20);
 	}
-	for (i = 0; i < NRECV; i++) {
-		MPI_Cancel(&tp->rreq[i]);
-		MPI_Request_free(&tp->rreq[i]);
-	}
+	for (i = 0; i < NRECV; i++)
+		mpi->cancel(&tp->rreq[i]);
 	return NULL;
 }
 
@@ -504,8 +602,7 @@ struct mcall {
 	const void *in;
 	void *out;
 	int *cnt, *dsp, *rc, *sd, *rd;
-	int n;
-	MPI_Datatype type;
+	int n;			/* bytes, or u64 values for M_SUM */
 	int root;
 };
 
@@ -517,30 +614,25 @@ static void mcall_fn(void *arg)
 
 	switch (c->op) {
 	case M_SUM:
-		MPI_Allreduce(MPI_IN_PLACE, c->out, c->n, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+		mpi->sum_u64(c->out, c->n);
 		break;
 	case M_GATHER:
-		MPI_Allgather(c->in, c->n, c->type, c->out, c->n, c->type, MPI_COMM_WORLD);
+		mpi->allgather(c->in, c->out, c->n);
 		break;
 	case M_GATHERV:
-		MPI_Allgather(&c->n, 1, MPI_INT, c->cnt, 1, MPI_INT, MPI_COMM_WORLD);
-		for (int r = 1; r < mpi_size; r++)
-			c->dsp[r] = c->dsp[r - 1] + c->cnt[r - 1];
-		MPI_Allgatherv(c->in, c->n, MPI_BYTE, c->out, c->cnt, c->dsp, MPI_BYTE,
-			       MPI_COMM_WORLD);
+		mpi->allgatherv(c->in, c->n, c->out, c->cnt, c->dsp);
 		break;
 	case M_BCAST:
-		MPI_Bcast(c->out, c->n, MPI_BYTE, c->root, MPI_COMM_WORLD);
+		mpi->bcast(c->out, c->n, c->root);
 		break;
 	case M_A2AV:	/* counts first (into rc), then the data */
 		if (!c->out)
-			MPI_Alltoall(c->cnt, 1, MPI_INT, c->rc, 1, MPI_INT, MPI_COMM_WORLD);
+			mpi->alltoall_int(c->cnt, c->rc);
 		else
-			MPI_Alltoallv(c->in, c->cnt, c->sd, MPI_BYTE, c->out, c->rc, c->rd,
-				      MPI_BYTE, MPI_COMM_WORLD);
+			mpi->alltoallv(c->in, c->cnt, c->sd, c->out, c->rc, c->rd);
 		break;
 	case M_BARRIER:
-		MPI_Barrier(MPI_COMM_WORLD);
+		mpi->barrier();
 		break;
 	}
 }
@@ -553,9 +645,9 @@ void pems_tp_sum_u64(struct pems_rt *rt, uint64_t *v, size_t n)
 		on_mpi(mcall_fn, &c);
 }
 
-static void allgather(const void *in, void *out, int n, MPI_Datatype type)
+static void allgather(const void *in, void *out, int bytes)
 {
-	struct mcall c = { .op = M_GATHER, .in = in, .out = out, .n = n, .type = type };
+	struct mcall c = { .op = M_GATHER, .in = in, .out = out, .n = bytes };
 
 	on_mpi(mcall_fn, &c);
 }
@@ -563,7 +655,7 @@ static void allgather(const void *in, void *out, int n, MPI_Datatype type)
 void pems_tp_allgather(struct pems_rt *rt, const void *in, void *out, size_t bytes)
 {
 	if (rt->nranks > 1)
-		allgather(in, out, (int)bytes, MPI_BYTE);
+		allgather(in, out, (int)bytes);
 	else
 		memcpy(out, in, bytes);
 }
@@ -679,7 +771,7 @@ int pems_tp_check_uniform(struct pems_rt *rt, unsigned v, unsigned k, size_t chu
 	all = calloc(3 * rt->nranks, sizeof(uint64_t));
 	if (!all)
 		return -ENOMEM;
-	allgather(me, all, 3, MPI_UINT64_T);
+	allgather(me, all, (int)sizeof(me));
 	for (r = 0; r < rt->nranks && !rc; r++) {
 		const char *what = all[3 * r] != v ? "--procs" :
 				   all[3 * r + 1] != k ? "--threads" :
