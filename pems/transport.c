@@ -167,8 +167,9 @@ static void find_plugin(char *out, size_t n)
 }
 
 /* dlopen the plugin and check its table; exits 1 on any failure.
- * RTLD_GLOBAL: Open MPI's own components (mca_pml_ob1.so ...) use libmpi's
- * symbols without naming libmpi as a dependency. */
+ * RTLD_GLOBAL: the components of Open MPI before 3.0 (mca_*.so, which
+ * it dlopen()s) found libmpi's symbols only in the global scope, and some
+ * still do not name libmpi as a dependency (4.1 works with RTLD_LOCAL). */
 static void load_plugin(void)
 {
 	char path[PATH_MAX], why[160];
