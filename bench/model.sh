@@ -22,6 +22,12 @@
 #   bash bench/model.sh mpi-median         the params' calibrate-mpi lines: the
 #                                          median of the kept passes, per line
 #   bash bench/model.sh group CASE SIZE    only one group of runs (one hold)
+#   bash bench/model.sh validate PARAMS    one validation round with a frozen
+#                                          parameter file: PARAMS copied to
+#                                          RESULTS_DIR (refused when FROZEN_MD5
+#                                          is set and PARAMS' md5 differs), every
+#                                          (case, size) group under $HOLD, the
+#                                          report; never calibrates
 #   bash bench/model.sh --report DIR       predict DIR's runs again with
 #                                          DIR/model-base.params and the
 #                                          current model; table, plot
@@ -479,6 +485,7 @@ job() {
 group() {
 	local c=$1 size=$2 in=$TMP/in.$1.$2 bytes rep np json log
 	[[ -f $BASE ]] || err "no $BASE; run 'bench/model.sh calibrate' first"
+	echo "group $c $size: start $(date -u +%T)" >>"$RESULTS_DIR/times.txt"
 	gen "$c" "$size" "$in" || err "gen $c $size failed"
 	# on the disk before the first run: an O_DIRECT read of dirty page-cache
 	# pages first waits for their writeback (it cost the first run 1.8 s)
@@ -513,6 +520,28 @@ group() {
 	done
 	rm -f "$in" "$in".weights "$TMP/out" "$TMP/out".*
 	rm -rf "${TMP:?}/scratch/"r*
+	echo "group $c $size: end $(date -u +%T)" >>"$RESULTS_DIR/times.txt"
+}
+
+# validate PARAMS: one round of every group, predicted from PARAMS as is
+validate() {
+	local c size sum
+	sum=$(md5sum <"$1" | cut -d' ' -f1)
+	[[ -z ${FROZEN_MD5:-} || $sum == "$FROZEN_MD5" ]] ||
+		err "$1 has md5 $sum, not the frozen $FROZEN_MD5"
+	[[ -f $BASE ]] && ! cmp -s "$1" "$BASE" && err "$BASE exists and differs from $1"
+	cp "$1" "$BASE" || err "cannot copy $1"
+	echo "round $(basename "$RESULTS_DIR"): params $1 md5 $sum, start $(date -u +%FT%TZ)" >>"$RESULTS_DIR/times.txt"
+	for c in $CASES; do
+		for size in $SIZES; do
+			echo "group $c $size: queued $(date -u +%T)" >>"$RESULTS_DIR/times.txt"
+			# shellcheck disable=SC2086
+			$HOLD bash "$0" group "$c" "$size"
+			echo "group $c $size: done $(date -u +%T)" >>"$RESULTS_DIR/times.txt"
+		done
+	done
+	echo "round $(basename "$RESULTS_DIR"): end $(date -u +%FT%TZ)" >>"$RESULTS_DIR/times.txt"
+	report
 }
 
 repredict() {
@@ -616,8 +645,9 @@ calibrate-mpi-pass) cpu_alg_mpi; lbusy_mpi
 	mpi_lines >"$RESULTS_DIR/model-base.mpi${2:?K}.params"; exit 0 ;;
 mpi-median) mpi_median; exit 0 ;;
 group) group "${2:?CASE}" "${3:?SIZE}"; exit 0 ;;
+validate) validate "${2:?PARAMS}"; exit 0 ;;
 all) ;;
-*) err "usage: bench/model.sh [calibrate | group CASE SIZE | --report DIR]" ;;
+*) err "usage: bench/model.sh [calibrate | group CASE SIZE | validate PARAMS | --report DIR]" ;;
 esac
 command -v mpirun >/dev/null || err "mpirun not found; install openmpi-bin"
 # shellcheck disable=SC2086
