@@ -41,6 +41,12 @@
  *      median of several runs), disk rates through pems_file_* on the
  *      scratch directory, the CPU share from spinning threads, g and l
  *      from bench/bsp-params.sh.
+ *  (4) project runs the same equations for one rank per node: the
+ *      node's cores and disk as calibrated here, g and l of a network,
+ *      and the terms of the job's algorithm (kscale, overlap_alg, CPU
+ *      factors, lbusy) that predict takes at p, taken at p = 1 -- or at
+ *      --node-terms P ranks here for more than one node -- through the
+ *      one function both use (layout_terms).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -424,6 +430,21 @@ static double params_setup(const struct mparams *m, unsigned p)
 	return ptab_at(&m->setup_p, p, m->setup);
 }
 
+/* project: the setup of the largest calibrated rank count not above
+ * @p (a cluster's MPI start-up beyond it is not measured), else "setup" */
+static double params_setup_upto(const struct mparams *m, unsigned p)
+{
+	double s = m->setup;
+	unsigned i, best = 0;
+
+	for (i = 0; i < m->setup_p.n; i++)
+		if (m->setup_p.e[i].p <= p && m->setup_p.e[i].p > best) {
+			best = m->setup_p.e[i].p;
+			s = m->setup_p.e[i].v;
+		}
+	return s;
+}
+
 /* cores one rank's comm thread takes from busy workers at p ranks on
  * this machine: "poll_p P C" lines (measured with p*k spinners), else
  * the single figure "poll" */
@@ -591,6 +612,8 @@ struct mlayout {
 						 * aggregate's pre-aggregated rows; 0: 1 */
 	bool has_ovl;				/* ovl holds the overlap at p, else overlap */
 	double ovl;
+	double setup;				/* seconds outside the supersteps, besides
+						 * the flush */
 };
 
 /* the name of the job's "cpu_alg" lines */
@@ -859,6 +882,31 @@ static const char *ovl_key(const struct mjob *j, const struct mparams *m)
 	return pl.n > 2 && pl.s[2].cpu_pre > 0.5 * pl.s[2].cpu ? "aggregate-pre" : "aggregate";
 }
 
+/* The terms of @j's algorithm measured at @pt ranks on this machine into
+ * @L: the CPU factors per superstep (the aggregate's pre-aggregated rows
+ * their own), kscale, the overlap share, lbusy.  predict takes them at
+ * the job's p; project at the ranks that stand for one node (design 4).
+ * @j must be planned (ovl_key builds the job). */
+static void layout_terms(struct mlayout *L, const struct mparams *m, const struct mjob *j,
+			 unsigned pt)
+{
+	const char *key = cpu_key(j);
+	unsigned i;
+
+	L->cpu_f = params_cpu(m, pt, key);
+	for (i = 0; i < MAXSTEPS; i++)
+		L->cpu_fs[i] = params_cpu_step(m, pt, key, i);
+	L->cpu_pre = L->ks_pre = 0;
+	if (j->algo == A_AGG) {	/* bench/model.sh: 10^3 groups under mpirun */
+		L->cpu_pre = params_cpu_exact(m, pt, "aggregate-pre", 2);
+		L->ks_pre = params_kscale(m, "aggregate-pre");
+	}
+	L->ks = params_kscale(m, key);
+	L->has_ovl = true;
+	L->ovl = params_overlap_alg(m, pt, ovl_key(j, m));
+	L->lbusy = params_lbusy(m, pt);
+}
+
 /* -- equation (2) -- */
 
 /* c_eff: the ranks' comm threads poll (p > 1); the workers share the
@@ -1116,7 +1164,7 @@ enum {
 	OPT_PARAMS = CLI_OPT_FIRST_LOCAL, OPT_SIZE, OPT_PMPI, OPT_GROUPS,
 	OPT_LINE, OPT_DIM, OPT_EPOCHS, OPT_BATCH, OPT_LSTEPS, OPT_SYNC, OPT_SHARDS,
 	OPT_JSON, OPT_NODES, OPT_GBIT, OPT_LAT, OPT_MSGO, OPT_PERNODE, OPT_OUT,
-	OPT_KSIZE, OPT_BSPCSV, OPT_BASE, OPT_RBW, OPT_WBW, OPT_KRUNS,
+	OPT_KSIZE, OPT_BSPCSV, OPT_BASE, OPT_RBW, OPT_WBW, OPT_KRUNS, OPT_NTERMS,
 };
 
 struct margs {
@@ -1127,6 +1175,8 @@ struct margs {
 	char nodes[256];
 	double gbit, lat, msgo, ksize;
 	double rbw, wbw;	/* project: per-node disk, 0 = calibrated */
+	unsigned nterms;	/* project: the terms of this many ranks here stand
+				 * for one node's rank when nodes > 1 */
 	unsigned kruns;		/* calibrate: runs of each kernel (median) */
 };
 
@@ -1197,6 +1247,11 @@ static int m_option(void *ctx, int c, const char *arg)
 	case OPT_WBW: rc = num_opt(a->cmd, "write-bw", arg, true, &a->wbw); break;
 	case OPT_KRUNS: rc = num_opt(a->cmd, "kernel-runs", arg, false, &x);
 		a->kruns = (unsigned)x; break;
+	case OPT_NTERMS: rc = num_opt(a->cmd, "node-terms", arg, false, &x);
+		if (!rc && !(x >= 1 && x <= MAXBSP))
+			return cli_usage("%s: --node-terms %s: a rank count from 1 to %d", a->cmd, arg,
+					 MAXBSP);
+		a->nterms = (unsigned)x; break;
 	default:
 		return cli_usage("%s: internal error: option %d", a->cmd, c);
 	}
@@ -1234,6 +1289,7 @@ static const struct option m_longopts[] = {
 	{ "msg-overhead", required_argument, NULL, OPT_MSGO },
 	{ "read-bw", required_argument, NULL, OPT_RBW },
 	{ "write-bw", required_argument, NULL, OPT_WBW },
+	{ "node-terms", required_argument, NULL, OPT_NTERMS },
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -1244,7 +1300,7 @@ static const char model_help[] =
 	"       pems-run model predict ALGO [job options] [--params FILE] [--stats-json RUN]\n"
 	"       pems-run model project ALGO [job options] [--params FILE] --nodes LIST\n"
 	"                                [--net-gbit G] [--net-latency S] [--msg-overhead S]\n"
-	"                                [--read-bw B] [--write-bw B]\n"
+	"                                [--read-bw B] [--write-bw B] [--node-terms P]\n"
 	"A BSP cost model of the bundled algorithms (docs/cost-model.md): per\n"
 	"superstep, max(disk, compute / cores, synchronous I/O + compute per worker)\n"
 	"+ h*g + l, from this machine's measured parameters.\n"
@@ -1265,11 +1321,13 @@ static const char model_help[] =
 	"size from the run unless given.\n"
 	"\n"
 	"project ALGO: one rank per node, each node like this machine (cores,\n"
-	"disk, or --read-bw/--write-bw bytes/s per node) with no other load;\n"
-	"--nodes 1,10,100,1000; --size is the total (strong scaling) or\n"
-	"--size-per-node (weak scaling); network --net-gbit (default 10) and\n"
-	"--net-latency seconds (default 20e-6), --msg-overhead seconds per\n"
-	"message (default 2e-6).\n"
+	"disk, or --read-bw/--write-bw bytes/s per node) with no other load and\n"
+	"the terms of ALGO measured here at p = 1 (kscale, overlap_alg, agg_at;\n"
+	"--node-terms P: for more than one node those of P ranks, CPU factors\n"
+	"and lbusy included); --nodes 1,10,100,1000; --size is the total\n"
+	"(strong scaling) or --size-per-node (weak scaling); network --net-gbit\n"
+	"(default 10) and --net-latency seconds (default 20e-6), --msg-overhead\n"
+	"seconds per message (default 2e-6).\n"
 	"\n"
 	"Job options:\n"
 	"  --size SIZE        input bytes (K/M/G suffixes)\n"
@@ -1406,7 +1464,7 @@ static double predict(struct mjob *j, const struct mparams *m, const struct mlay
 	unsigned i, first = 0;
 
 	build(j, m, &pl);
-	setup = params_setup(m, j->p) + flush_secs(&pl, j, m, L);
+	setup = L->setup + flush_secs(&pl, j, m, L);
 	total = setup;
 	if (w) {
 		memset(w, 0, sizeof(*w));
@@ -1501,19 +1559,10 @@ static int cmd_predict(int argc, char **argv)
 		goto out;
 	L = (struct mlayout){ .nodes = 1, .cores = m.cores, .load = m.load,
 			      .poll = params_poll(&m, a.job.p), .lat = m.lat,
-			      .cpu_f = params_cpu(&m, a.job.p, cpu_key(&a.job)),
-			      .lbusy = params_lbusy(&m, a.job.p),
+			      .setup = params_setup(&m, a.job.p),
 			      .fwrite_bw = m.fwrite_bw, .read_bw = m.read_bw,
 			      .write_bw = m.write_bw, .iops = m.iops };
-	for (unsigned i = 0; i < MAXSTEPS; i++)
-		L.cpu_fs[i] = params_cpu_step(&m, a.job.p, cpu_key(&a.job), i);
-	if (a.job.algo == A_AGG) {	/* bench/model.sh: 10^3 groups under mpirun */
-		L.cpu_pre = params_cpu_exact(&m, a.job.p, "aggregate-pre", 2);
-		L.ks_pre = params_kscale(&m, "aggregate-pre");
-	}
-	L.ks = params_kscale(&m, cpu_key(&a.job));
-	L.has_ovl = true;
-	L.ovl = params_overlap_alg(&m, a.job.p, ovl_key(&a.job, &m));
+	layout_terms(&L, &m, &a.job, a.job.p);
 	if (params_bsp(&m, a.job.p, &L.l, &L.g)) {
 		rc = cli_usage("%s: %s has no 'bsp %u ...' line; calibrate with --bsp-params from bench/bsp-params.sh",
 			       a.cmd, a.params, a.job.p);
@@ -1557,10 +1606,39 @@ out:
 
 /* ---- project: one rank per node, nodes like this machine ---- */
 
+/*
+ * One node of the projection (docs/cost-model.md, "Projection"): one
+ * rank of job @j (planned for @n nodes) with this machine's cores, disk
+ * (or --read-bw/--write-bw) and no other load; g and l of the network;
+ * the setup of the largest rank count calibrated here up to @n; and the
+ * terms of the job's algorithm as predict takes them (layout_terms) at
+ * p = 1 -- one rank with its k workers, as on this machine -- or, with
+ * --node-terms P and more than one node, at P ranks (their CPU factors
+ * then hold the comm thread's polling and MPI's copies instead of
+ * "poll").  A loop's barrier pays the network's l plus what lbusy
+ * measured above the idle l at those ranks here.
+ */
+static void project_layout(struct mlayout *L, const struct mparams *m, const struct mjob *j,
+			   const struct margs *a, double n)
+{
+	unsigned pt = n > 1 ? a->nterms : 1;
+	double l1 = 0, lp = 0, g;
+
+	*L = (struct mlayout){ .nodes = n, .cores = m->cores, .lat = m->lat, .poll = m->poll,
+			       .read_bw = a->rbw ? a->rbw : m->read_bw,
+			       .write_bw = a->wbw ? a->wbw : m->write_bw,
+			       .fwrite_bw = a->wbw ? a->wbw : m->fwrite_bw, .iops = m->iops,
+			       .g = 8 / (a->gbit * 1e9), .setup = params_setup_upto(m, j->p) };
+	params_bsp(m, 1, &l1, &g);
+	L->l = l1 + (n - 1) * a->msgo + 6 * ceil(log2(n)) * a->lat;
+	layout_terms(L, m, j, pt);
+	L->lbusy = L->lbusy > 0 && !params_bsp(m, pt, &lp, &g) ? L->l + dmax(0, L->lbusy - lp) : 0;
+}
+
 static int cmd_project(int argc, char **argv)
 {
 	struct margs a = { .cmd = "model project", .params = "pems-model.params", .gbit = 10,
-			   .lat = 20e-6, .msgo = 2e-6 };
+			   .lat = 20e-6, .msgo = 2e-6, .nterms = 1 };
 	struct mparams m;
 	double base = 0, per = 0;
 	char *tok, *save = NULL;
@@ -1579,15 +1657,11 @@ static int cmd_project(int argc, char **argv)
 		return rc;
 	per = a.job.bytes;
 	printf("%-6s %8s %10s %7s %9s %10s %10s %8s  %s\n", "nodes", "v", "bytes", "chunk",
-	       "l_ms", "secs", "speedup", "eff", "largest superstep");
+	       "l_ms", "secs", "speedup", "eff", "largest superstep; terms (p here, kscale, overlap, CPU factor)");
 	for (tok = strtok_r(a.nodes, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		struct mjob j = a.job;
-		struct mlayout L = { .cores = m.cores, .lat = m.lat, .poll = m.poll,
-				     .read_bw = a.rbw ? a.rbw : m.read_bw,
-				     .write_bw = a.wbw ? a.wbw : m.write_bw,
-				     .fwrite_bw = a.wbw ? a.wbw : m.fwrite_bw,
-				     .iops = m.iops, .g = 8 / (a.gbit * 1e9) };	/* load 0 */
-		double n = strtod(tok, NULL), l1 = 0, g1, t, sp;
+		struct mlayout L;
+		double n = strtod(tok, NULL), t, sp;
 		struct mplan pl;
 		struct mtime mt;
 		unsigned i, worst = 0;
@@ -1600,15 +1674,13 @@ static int cmd_project(int argc, char **argv)
 			j.shards = j.p * (j.k ? j.k : (unsigned)m.cores);	/* v = S: every worker */
 		j.v = a.job.v;
 		j.bytes = a.per_node ? per * n : per;
-		L.nodes = n;
-		params_bsp(&m, 1, &l1, &g1);
-		L.l = l1 + (n - 1) * a.msgo + 6 * ceil(log2(n)) * a.lat;
 		if (plan_job(&j, (unsigned)m.cores)) {
 			printf("%-6.0f %8s %10.3g %7s %9s %10s %10s %8s  does not fit: --mem %.0f MiB cannot hold v's tables\n",
 			       n, "-", j.bytes, "-", "-", "-", "-", "-", j.mem / MIB);
 			printf("projection=%s nodes=%.0f fits=0\n", algo_name(j.algo), n);
 			continue;
 		}
+		project_layout(&L, &m, &j, &a, n);
 		t = predict(&j, &m, &L, NULL, false, NULL);
 		build(&j, &m, &pl);
 		for (i = 0; i < pl.n; i++) {
@@ -1621,10 +1693,12 @@ static int cmd_project(int argc, char **argv)
 		if (!base)
 			base = a.per_node ? t / n : t * n;	/* one node's time per node-share */
 		sp = a.per_node ? base * n / t : base / t;
-		printf("%-6.0f %8u %10.3g %6.0fK %9.3f %10.3f %10.1f %7.0f%%  %s %.3f s\n", n, j.v,
-		       j.bytes, j.chunk / 1024, L.l * 1e3, t, sp, 100 * sp / n, pl.s[worst].name, wt);
-		printf("projection=%s nodes=%.0f bytes=%.0f v=%u predicted_secs=%.4f speedup=%.2f fits=1\n",
-		       algo_name(j.algo), n, j.bytes, j.v, t, sp);
+		printf("%-6.0f %8u %10.3g %6.0fK %9.3f %10.3f %10.1f %7.0f%%  %s %.3f s; p=%u %.3f %.3f %.3f\n",
+		       n, j.v, j.bytes, j.chunk / 1024, L.l * 1e3, t, sp, 100 * sp / n, pl.s[worst].name,
+		       wt, n > 1 ? a.nterms : 1, L.ks > 0 ? L.ks : 1, L.ovl, step_cpu_f(&L, &pl.s[worst]));
+		printf("projection=%s nodes=%.0f bytes=%.0f v=%u predicted_secs=%.4f speedup=%.2f fits=1"
+		       " terms_p=%u kscale=%.4f overlap=%.4f setup=%.4f\n", algo_name(j.algo), n, j.bytes,
+		       j.v, t, sp, n > 1 ? a.nterms : 1, L.ks > 0 ? L.ks : 1, L.ovl, L.setup);
 	}
 	return 0;
 }

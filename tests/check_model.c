@@ -527,6 +527,63 @@ START_TEST(projection_is_monotone_and_finds_the_limit)
 }
 END_TEST
 
+/* predicted_secs of the "projection=" line of @nodes nodes in @out */
+static double projected(const char *out, unsigned nodes)
+{
+	char key[64];
+	const char *q;
+
+	snprintf(key, sizeof(key), "nodes=%u bytes=", nodes);
+	q = strstr(out, key);
+	ck_assert_msg(q != NULL, "no %u nodes in: %s", nodes, out);
+	return field(q, "predicted_secs=");
+}
+
+/* model project takes the algorithm's terms as predict does: a CPU-bound
+ * u64 sort (disk free) takes twice its compute on 1 and on 10 nodes with
+ * "kscale sort-u64 2" (the rec100 sort keeps its own), and "overlap_alg
+ * sort-u64 1 A" adds to a balanced one; the CPU factors of 2 ranks here
+ * ("cpu_alg sort-u64 2 3") apply beyond one node only with --node-terms 2.
+ * Setup 0.5 s, l of the network (10 nodes: 9 * 2 us + 6 * 4 * 20 us). */
+START_TEST(projection_applies_the_algorithms_terms)
+{
+	const char *job = "model project sort --params t --size-per-node 1G --mem 4G --nodes 1,10";
+	double l10 = 9 * 2e-6 + 6 * 4 * 20e-6, a1, a10, b1, b10, want;
+	char out[16384], cmd[512];
+
+	params("t", 1e15, 1e8, 0);
+	ck_assert_int_eq(run(job, out, sizeof(out)), 0);
+	a1 = projected(out, 1) - 0.5;
+	a10 = projected(out, 10) - 0.5 - 4 * l10;
+	add_params("t", "kscale sort-u64 2\nkscale sort-rec100 3\n");
+	ck_assert_int_eq(run(job, out, sizeof(out)), 0);
+	b1 = projected(out, 1) - 0.5;
+	b10 = projected(out, 10) - 0.5 - 4 * l10;
+	ck_assert_msg(fabs(b1 - 2 * a1) < 0.01 * a1, "1 node: %.4f -> %.4f s, want x2", a1, b1);
+	ck_assert_msg(fabs(b10 - 2 * a10) < 0.01 * a10, "10 nodes: %.4f -> %.4f s, want x2", a10, b10);
+	ck_assert_msg(strstr(out, "kscale=2.0000") != NULL, "%s", out);
+	/* CPU factors of 2 ranks sharing this machine: only with --node-terms 2, only beyond 1 node */
+	add_params("t", "cpu_alg sort-u64 2 3\n");
+	ck_assert_int_eq(run(job, out, sizeof(out)), 0);
+	ck_assert_msg(fabs(projected(out, 10) - 0.5 - 4 * l10 - b10) < 1e-3 * b10, "%s", out);
+	snprintf(cmd, sizeof(cmd), "%s --node-terms 2", job);
+	ck_assert_int_eq(run(cmd, out, sizeof(out)), 0);
+	ck_assert_msg(fabs(projected(out, 1) - 0.5 - b1) < 1e-3 * b1, "1 node moved: %s", out);
+	want = 3 * b10;
+	ck_assert_msg(fabs(projected(out, 10) - 0.5 - 4 * l10 - want) < 0.02 * want,
+		      "10 nodes, cpu_alg 3: want %.4f s: %s", want + 0.5, out);
+	/* overlap_alg at p = 1: disk and kernels both 1 GB/s (per core) */
+	params("u", 1e9, 1e9, 0);
+	ck_assert_int_eq(run("model project sort --params u --size 1G --mem 4G --nodes 1", out,
+			     sizeof(out)), 0);
+	a1 = projected(out, 1);
+	add_params("u", "overlap_alg sort-u64 1 0.5\n");
+	ck_assert_int_eq(run("model project sort --params u --size 1G --mem 4G --nodes 1", out,
+			     sizeof(out)), 0);
+	ck_assert_msg(projected(out, 1) > a1 + 0.2, "overlap_alg ignored: %.4f -> %s", a1, out);
+}
+END_TEST
+
 START_TEST(bad_arguments_are_refused)
 {
 	char out[16384];
@@ -574,6 +631,7 @@ int main(void)
 	tcase_add_test(tc, sgd_supersteps_follow_the_batches);
 	tcase_add_test(tc, stats_json_is_compared_per_superstep);
 	tcase_add_test(tc, projection_is_monotone_and_finds_the_limit);
+	tcase_add_test(tc, projection_applies_the_algorithms_terms);
 	tcase_add_test(tc, a_real_run_records_every_superstep);
 	tcase_add_test(tc, bad_arguments_are_refused);
 	suite_add_tcase(s, tc);
