@@ -145,18 +145,19 @@ static void find_plugin(char *out, size_t n)
 	tried[0] = 0;
 	len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	if (len > 0) {
+		const char *dir;
+
 		exe[len] = 0;
-		dirname(exe);
-		if (look_in(out, n, tried, sizeof(tried), exe, "") ||
-		    look_in(out, n, tried, sizeof(tried), exe, "/../lib/pems"))
+		dir = dirname(exe);
+		if (look_in(out, n, tried, sizeof(tried), dir, "") ||
+		    look_in(out, n, tried, sizeof(tried), dir, "/../lib/pems"))
 			return;
 	}
 	/* the main program's link map has an empty name */
 	if (dladdr1((void *)pems_tp_world, &info, (void **)&lm, RTLD_DL_LINKMAP) && lm &&
 	    lm->l_name && lm->l_name[0]) {
 		snprintf(lib, sizeof(lib), "%s", lm->l_name);
-		dirname(lib);
-		if (look_in(out, n, tried, sizeof(tried), lib, "/pems"))
+		if (look_in(out, n, tried, sizeof(tried), dirname(lib), "/pems"))
 			return;
 	}
 	if (look_in(out, n, tried, sizeof(tried), PEMS_BUILD_DIR, "") ||
