@@ -14,6 +14,22 @@
 
 #include "pems_algorithms.h"
 
+/*
+ * Allocate the whole output up front rather than leave it sparse: an
+ * O_DIRECT write into a hole makes ext4 allocate blocks under the
+ * exclusive inode lock and pushes io_uring off its fast path (measured:
+ * the 4 GiB rec100 sort's output superstep 4.48 s against 4.92 s, medians
+ * of 6 alternating runs), and a disk that cannot hold the output fails
+ * here, before any work, instead of mid-run.  ftruncate only where the
+ * filesystem has no fallocate.
+ */
+static int size_output(int fd, uint64_t size)
+{
+	if (size && fallocate(fd, 0, 0, (off_t)size) && errno != EOPNOTSUPP)
+		return -1;
+	return ftruncate(fd, (off_t)size);
+}
+
 int pems_output_create(const char *who, const char *out, bool sized, uint64_t size,
 		       char *tmp, size_t tmplen, int *handle)
 {
@@ -27,7 +43,7 @@ int pems_output_create(const char *who, const char *out, bool sized, uint64_t si
 	/* the same name on every rank; each sizes it (idempotent), so no
 	 * rank needs to wait for another */
 	fd = open(tmp, O_WRONLY | O_CREAT, 0644);
-	if (fd < 0 || (sized && ftruncate(fd, (off_t)size))) {
+	if (fd < 0 || (sized && size_output(fd, size))) {
 		rc = -errno;
 		fprintf(stderr, "pems: error: %s: cannot create %s: %s\n", who, tmp, strerror(errno));
 		if (fd >= 0)
