@@ -28,6 +28,10 @@
 #                                          is set and PARAMS' md5 differs), every
 #                                          (case, size) group under $HOLD, the
 #                                          report; never calibrates
+#   bash bench/model.sh pool DIR ROUND...  DIR/pooled: every run of the ROUND
+#                                          directories as one sample (report);
+#                                          DIR/rounds.md, rounds.csv: each
+#                                          point's error per round, the counts
 #   bash bench/model.sh --report DIR       predict DIR's runs again with
 #                                          DIR/model-base.params and the
 #                                          current model; table, plot
@@ -544,6 +548,76 @@ validate() {
 	report
 }
 
+# pool DIR ROUND...: the rounds' runs as one sample in DIR/pooled (the
+# same parameter file: checked), and DIR/rounds.{csv,md}: per point the
+# prediction and each round's error, per round the points within 20 %
+pool() {
+	local dir=$1 r n=0 j b
+	shift
+	rm -rf "$dir/pooled"
+	mkdir -p "$dir/pooled/logs" || err "cannot create $dir/pooled"
+	for r in "$@"; do
+		cmp -s "$r/model-base.params" "$1/model-base.params" ||
+			err "$r/model-base.params differs from $1's"
+	done
+	cp "$1/model-base.params" "$dir/pooled/" || exit 1
+	rm -f "$dir"/rounds-*.dat
+	for r in "$@"; do	# rep R of round k becomes rep (k-1)*REPEAT+R
+		for j in "$r"/logs/model-*-p*-r*.json; do
+			b=$(basename "$j" .json)
+			cp "$j" "$dir/pooled/logs/${b%-r*}-r$((n * REPEAT + ${b##*-r})).json"
+		done
+		n=$((n + 1))
+	done
+	python3 - "$dir" "$@" <<-'PY'
+		import csv, os, sys
+		out, rounds = sys.argv[1], sys.argv[2:]
+		names = [os.path.basename(r.rstrip("/")) for r in rounds]
+		pts, err = {}, {}
+		for r, nm in zip(rounds, names):
+		    for row in csv.DictReader(open(os.path.join(r, "model.csv"))):
+		        k = (row["case"], int(row["bytes"]), int(row["p"]))
+		        pts[k] = float(row["predicted"])
+		        with open(os.path.join(out, "rounds-%s.dat" % nm), "a") as d:
+		            d.write("%s %s\n" % (row["measured_median"], row["predicted"]))
+		        err.setdefault(k, {})[nm] = float(row["error_pct"])
+		keys = sorted(pts)
+		with open(os.path.join(out, "rounds.csv"), "w") as f:
+		    f.write("case,bytes,p,predicted," + ",".join("error_pct_" + n for n in names) + "\n")
+		    for k in keys:
+		        f.write("%s,%d,%d,%.4f,%s\n" % (k + (pts[k],) + (",".join("%.1f" % err[k][n] if n in err[k] else "" for n in names),)))
+		with open(os.path.join(out, "rounds.md"), "w") as f:
+		    f.write("| case | input | p | predicted s | " + " | ".join(names) + " |\n")
+		    f.write("|---|---:|---:|---:|" + "---:|" * len(names) + "\n")
+		    for k in keys:
+		        f.write("| %s | %.2f GiB | %d | %.2f | " % (k[0], k[1] / 2**30, k[2], pts[k]) +
+		                " | ".join(("**%+.1f %%**" if abs(err[k][n]) > 20 else "%+.1f %%") % err[k][n]
+		                           if n in err[k] else "-" for n in names) + " |\n")
+		    f.write("| within 20 % | | | | " + " | ".join(
+		        "%d of %d" % (sum(abs(err[k][n]) <= 20 for k in keys if n in err[k]),
+		                      sum(n in err[k] for k in keys)) for n in names) + " |\n")
+		    f.write("| largest error | | | | " + " | ".join(
+		        "%+.1f %%" % max((err[k][n] for k in keys if n in err[k]), key=abs) for n in names) + " |\n")
+	PY
+	gnuplot <<-EOF || echo "bench/model.sh: gnuplot failed" >&2
+		set terminal pngcairo size 860,680
+		set output "$dir/rounds.png"
+		set xrange [0.4:12]
+		set yrange [0.4:12]
+		set title "pems cost model: predicted vs measured median, each round (30 points a round)"
+		set xlabel "measured seconds (median of 3 runs)"
+		set ylabel "predicted seconds"
+		set logscale xy
+		set key top left
+		set grid
+		f(x) = x
+		plot f(x) title "predicted = measured" lw 2 lc rgb "black", \\
+		     1.2 * x title "+20 %" dt 2 lc rgb "gray", 0.8 * x title "-20 %" dt 2 lc rgb "gray"$(
+			pt=5; for r in "$@"; do n=$(basename "$r")
+				printf ', \\\n     "%s" using 1:2 title "%s" pt %d ps 1.3' "$dir/rounds-$n.dat" "$n" $((pt += 1)); done)
+	EOF
+}
+
 repredict() {
 	local j b c sz np r
 	echo "$HDR" >"$RUNS"
@@ -646,6 +720,9 @@ calibrate-mpi-pass) cpu_alg_mpi; lbusy_mpi
 mpi-median) mpi_median; exit 0 ;;
 group) group "${2:?CASE}" "${3:?SIZE}"; exit 0 ;;
 validate) validate "${2:?PARAMS}"; exit 0 ;;
+pool) shift; [[ $# -ge 2 ]] || err "usage: bench/model.sh pool DIR ROUND..."; pool "$@"
+	RESULTS_DIR=$1/pooled; BASE=$RESULTS_DIR/model-base.params; RUNS=$RESULTS_DIR/model-runs.csv
+	repredict; report; exit 0 ;;
 all) ;;
 *) err "usage: bench/model.sh [calibrate | group CASE SIZE | validate PARAMS | --report DIR]" ;;
 esac
