@@ -29,11 +29,13 @@ export PEMS_TMP=$T PEMS_PROCS=4
 # 1. nothing links libmpi
 for bin in "$RUN" "$INPROD" "$BUILD/tests/check_mpi_bsp" "$BUILD/libpems.so"; do
 	[[ -e "$bin" ]] || { die "$bin is not built"; continue; }
-	if ldd "$bin" | grep -q 'libmpi\|libopen-pal'; then
+	if grep -q 'libmpi\|libopen-pal' <<<"$(ldd "$bin")"; then
 		die "$(basename "$bin") links Open MPI: $(ldd "$bin" | grep -o 'lib[a-z-]*mpi[^ ]*' | tr '\n' ' ')"
 	fi
 done
-ldd "$PLUGIN" | grep -q 'libmpi' || die "the plugin does not link libmpi"
+# ldd's output first: grep -q under pipefail can kill ldd with SIGPIPE
+libs=$(ldd "$PLUGIN")
+grep -q 'libmpi' <<<"$libs" || die "the plugin does not link libmpi"
 
 # loaded FILE LOG: true if the loader's LD_DEBUG=files log opened FILE
 loaded() { grep -q "file=[^ ]*$1" "$2"; }
