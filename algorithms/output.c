@@ -20,8 +20,9 @@
  * exclusive inode lock and pushes io_uring off its fast path (measured:
  * the 4 GiB rec100 sort's output superstep 4.48 s against 4.92 s, medians
  * of 6 alternating runs), and a disk that cannot hold the output fails
- * here, before any work, instead of mid-run.  ftruncate only where the
- * filesystem has no fallocate.
+ * here, before any work, instead of mid-run.  Where the filesystem has
+ * no fallocate the file stays sparse; ftruncate then sets the exact size
+ * either way (a stale temporary file may be longer).
  */
 static int size_output(int fd, uint64_t size)
 {
