@@ -239,6 +239,67 @@ START_TEST(overlap_adds_a_share_of_the_lesser)
 }
 END_TEST
 
+/* "spread S": a superstep takes the expected max of its disk and compute
+ * times, each with relative deviation S (Clark's formula).  A sort whose
+ * two data supersteps are balanced (no holding: D = 2N/bw = C = N/rate
+ * over 2 workers) gains S * a / sqrt(pi) in each, a being either term;
+ * one whose compute is a tenth of its disk gains nothing measurable; and
+ * a file without "spread" (older calibrations) predicts as before. */
+START_TEST(spread_prices_balanced_supersteps)
+{
+	const char *job = "sort --format u64 --params %s --size 1G --procs 8 --threads 2";
+	double a = 2 * GIB / 1e9, t0, t1, want = 2 * 0.3 * a / sqrt(M_PI);
+	char cmd[256];
+
+	setenv("PEMS_MSG_HOLD", "0", 1);
+	params("b", 1e9, 2.5e8, 0);
+	snprintf(cmd, sizeof(cmd), job, "b");
+	t0 = predicted(cmd);
+	ck_assert_msg(fabs(t0 - (2 * a + 0.5)) < 0.01, "balanced, no spread: %.4f s", t0);
+	add_params("b", "spread 0.3\n");
+	t1 = predicted(cmd);
+	ck_assert_msg(fabs(t1 - t0 - want) < 0.01, "spread 0.3 added %.4f s, want %.4f s", t1 - t0,
+		      want);
+	params("u", 1e9, 2.5e9, 0);
+	snprintf(cmd, sizeof(cmd), job, "u");
+	t0 = predicted(cmd);
+	add_params("u", "spread 0.3\n");
+	t1 = predicted(cmd);
+	unsetenv("PEMS_MSG_HOLD");
+	ck_assert_msg(fabs(t1 - t0) < 1e-3, "compute a tenth of the disk: +%.4f s", t1 - t0);
+}
+END_TEST
+
+/* The sort's output is fallocated when it is created (algorithms/output.c,
+ * 0f4cffd): its writes take write_bw, the rate into allocated blocks, not
+ * fwrite_bw, the rate into holes, which the aggregate's appended output
+ * still takes.  Disk-bound jobs (kernels free), holes 100x slower. */
+START_TEST(sort_output_is_written_into_allocated_blocks)
+{
+	const char *sort = "sort --format u64 --params %s --size 1G --procs 8 --threads 2";
+	const char *agg = "aggregate --groups 10000000 --params %s --size 1G --procs 16 --threads 2";
+	double s0, s1, g0, g1;
+	char cmd[256];
+
+	params("h", 1e9, 1e15, 0);
+	snprintf(cmd, sizeof(cmd), sort, "h");
+	s0 = predicted(cmd);
+	snprintf(cmd, sizeof(cmd), agg, "h");
+	g0 = predicted(cmd);
+	add_params("h", "fwrite_bw 1e7\n");
+	snprintf(cmd, sizeof(cmd), sort, "h");
+	s1 = predicted(cmd);
+	snprintf(cmd, sizeof(cmd), agg, "h");
+	g1 = predicted(cmd);
+	ck_assert_msg(fabs(s1 - s0) < 1e-3, "sort moved with fwrite_bw: %.4f -> %.4f s", s0, s1);
+	ck_assert_msg(g1 > g0 + 1, "aggregate output not at fwrite_bw: %.4f -> %.4f s", g0, g1);
+	add_params("h", "write_bw 5e8\n");
+	snprintf(cmd, sizeof(cmd), sort, "h");
+	s1 = predicted(cmd);
+	ck_assert_msg(s1 > s0 + GIB / 1e9 * 0.9, "sort output not at write_bw: %.4f -> %.4f s", s0, s1);
+}
+END_TEST
+
 /* "overlap_alg ALGO P A" replaces the overlap for that algorithm at p
  * ranks only: the u64 sort takes 0.5 (as "overlap 0.5" above), the
  * rec100 sort keeps none; an aggregate of 10^3 groups (its load hashes
@@ -624,6 +685,8 @@ int main(void)
 	tcase_add_test(tc, lbusy_and_cpu_alg_apply_where_they_belong);
 	tcase_add_test(tc, overlap_adds_a_share_of_the_lesser);
 	tcase_add_test(tc, overlap_alg_is_per_algorithm);
+	tcase_add_test(tc, spread_prices_balanced_supersteps);
+	tcase_add_test(tc, sort_output_is_written_into_allocated_blocks);
 	tcase_add_test(tc, async_file_io_stays_out_of_the_chain);
 	tcase_add_test(tc, agg_at_interpolates_in_log_groups_per_vp);
 	tcase_add_test(tc, aggregate_load_factor_follows_the_rows_mode);
