@@ -21,10 +21,13 @@
  *      asked for c cores and p ranks -- no copy of their formulas here.
  *  (2) One superstep, on a node with c cores, t = (p/nodes)*k workers and
  *      one disk shared by its ranks:
- *        T = max(D, C/c_eff, (F+C)/t, (X/p)*g) + a*min(D, max(C/c_eff, (F+C)/t))
- *            + Y*g + Z + l
- *      (a: the share of the lesser of disk and compute the calibration
- *      runs did not hide, per algorithm and p when measured; C includes
+ *        T = max(D, C/c_eff, (F+C)/t, (X/p)*g) + E_s(D, K) + a*min(D, K)
+ *            + Y*g + Z + l,       K = max(C/c_eff, (F+C)/t)
+ *      (E_s: what the expected max of D and K exceeds their max by when
+ *      each has relative deviation s, "spread" -- largest where the two
+ *      are equal; a: the share of the lesser of disk and compute the
+ *      calibration runs did not hide beyond that, per algorithm and p
+ *      when measured; C includes
  *      the CPU factors of p ranks, per superstep, and for the aggregate's
  *      load per part: pre-aggregated rows and raw rows)
  *      D: disk time of all the node's bytes; C: its core-seconds; F: disk
@@ -928,8 +931,8 @@ static void layout_terms(struct mlayout *L, const struct mparams *m, const struc
  * each normal with standard deviation @s times its mean, independent
  * (Clark's formula: E max(X, Y) = a Phi(z) + b Phi(-z) + th phi(z), th
  * the deviation of X - Y, z = (a - b) / th).  0 when @s is 0 or a term
- * is.  With s = 0.2 it adds 11 % of the greater when the two are equal,
- * 6.5 % when the lesser is 0.9 of it, 2 % at 0.75, 0.1 % at 0.5: it
+ * is.  With s = 0.3 it adds 17 % of the greater when the two are equal,
+ * 11.6 % when the lesser is 0.9 of it, 5.7 % at 0.75, 1 % at 0.5: it
  * matters only where the two are close, where a fixed share of the
  * lesser (the overlap) cannot follow the measured supersteps.
  */
