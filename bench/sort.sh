@@ -46,7 +46,9 @@
 # prints one line:
 #   algo=sort impl=… format=… bytes=… secs=… mbps=… rss=… cg_peak=… status=…
 # (mbps = 10^6 bytes of input per second; rss = peak RSS bytes; cg_peak =
-# peak cgroup charge including page cache), then a ratio table and a
+# peak cgroup charge including page cache), then a ratio table, a
+# targets table (the time each target of issue 4 asks of pems, over the
+# ceiling: below 1 means faster than the disk moves 4N bytes) and a
 # throughput-vs-size plot (gnuplot) are written.
 # Exit 0 if no contender failed (skips are fine), 1 otherwise.
 set -euo pipefail
@@ -377,6 +379,19 @@ END {
 		printf "%11s %7s %7s %7s %7s %7s %7s %7s | %8s %8s %8s | %8s %8s %8s %8s\n", b,
 			v(p), v(pr), v(g), v(s), v(sr), v(c), v(cm),
 			r(s, p), r(c, p), r(g, p), r(g, pr), r(sr, pr), r(c, pr), r(cm, pr)
+	}
+	# What each target asks of pems, and whether a sort moving the 4N
+	# bytes of two passes could do it on this disk: the time it needs over
+	# the ceiling time (< 1 = faster than fio reads and writes the 4N).
+	printf "\ntargets: the time pems must beat; /ceil = that time over the ceiling (< 1: below the disk ceiling for 4N bytes)\n"
+	printf "%11s %9s %7s %9s %7s %9s %7s\n", "bytes", "gnu/5", "/ceil", "s-rec/2", "/ceil", "stxxl/2", "/ceil"
+	for (i = 1; i <= n; i++) {
+		b = keys[i]
+		g = t[b ",gnu-sort"]; s = t[b ",stxxl"]; sr = t[b ",stxxl-rec100"]; c = t[b ",ceiling"]
+		printf "%11s %9s %7s %9s %7s %9s %7s\n", b,
+			(g != "" ? sprintf("%.2f", g / 5) : "n/a"), r(g != "" ? g / 5 : "", c),
+			(sr != "" ? sprintf("%.2f", sr / 2) : "n/a"), r(sr != "" ? sr / 2 : "", c),
+			(s != "" ? sprintf("%.2f", s / 2) : "n/a"), r(s != "" ? s / 2 : "", c)
 	}
 }' "$SUM" | tee "$RESULTS_DIR/sort-ratios.txt"
 
