@@ -12,26 +12,32 @@
 #include <unistd.h>
 #include "cli.h"
 
-void cli_error(const char *fmt, ...)
+/* one line, formatted whole first so that concurrent writers to stderr
+ * cannot split it */
+static void verror(const char *fmt, va_list ap)
 {
 	char msg[1024];
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	fprintf(stderr, "pems-run: error: %s\n", msg);
+}
+
+void cli_error(const char *fmt, ...)
+{
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	verror(fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "pems-run: error: %s\n", msg);
 }
 
 int cli_usage(const char *fmt, ...)
 {
-	char msg[1024];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	verror(fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "pems-run: error: %s\n", msg);
 	return CLI_EXIT_USAGE;
 }
 
