@@ -234,8 +234,17 @@ measure_ceiling() {
 # ---- the runs ---------------------------------------------------------------
 # run_impl IMPL IN: one measured run of IMPL on input IN at size N (uses
 # N, OUT, TMPD, L, rep from the loops), then the untimed output check.
+# free_run NAME: the first run number from $rep up with neither NAME.rK.json
+# nor logs/NAME.rK.log yet, so that APPEND=1 runs keep earlier runs' files
+free_run() {
+	local k=$rep
+	while [[ -e $RESULTS_DIR/$1.r$k.json || -e $L/$1.r$k.log ]]; do k=$((k + 1)); done
+	echo "$k"
+}
 run_impl() {
-	local impl=$1 in=$2 log=$L/$1-$N.r$rep.log fmt
+	local impl=$1 in=$2 r fmt log
+	r=$(free_run "$impl-$N")
+	log=$L/$impl-$N.r$r.log
 	rm -rf "$OUT" "$OUT".tmp.* "$TMPD"	# (an OOM-killed run may leave OUT.tmp.*)
 	mkdir -p "$TMPD"
 	case "$impl" in
@@ -248,7 +257,7 @@ run_impl() {
 		fi
 		measure "$impl" "$fmt" "$N" "$log" \
 			"$PEMS_RUN" sort --format "$fmt" --mem "$MEM_B" --tmp "$TMPD" \
-			"$in" "$OUT" --quiet --stats-json "$RESULTS_DIR/$impl-$N.r$rep.json"
+			"$in" "$OUT" --quiet --stats-json "$RESULTS_DIR/$impl-$N.r$r.json"
 		((M_RC)) || check "$impl" "$fmt" "$in" "$OUT" "$log" ;;
 	gnu-sort)
 		measure gnu-sort ascii100 "$N" "$log" \
