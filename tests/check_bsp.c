@@ -2212,13 +2212,36 @@ END_TEST
 
 static char fa_path[4200];
 
+/* Start the first @n pieces of VP @owner's region as transfers, piece i
+ * being bytes [cut[i], cut[i+1]) at @b + cut[i]; abort if one is refused. */
+static void fa_start(int h, bool write, unsigned char *b, const size_t *cut, size_t n,
+		     unsigned owner, struct pems_file_aio *aio)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (pems_file_start(h, write, b + cut[i], cut[i + 1] - cut[i],
+				    FA_OFF + (uint64_t)owner * FA_LEN + cut[i], &aio[i]))
+			bsp_abort("bad: pems_file_start (%s %zu)", write ? "write" : "read", i);
+}
+
+/* Wait for the @n transfers fa_start started; each moves its whole piece. */
+static void fa_wait(bool write, const size_t *cut, size_t n, struct pems_file_aio *aio)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (pems_file_wait(&aio[i]) != (long long)(cut[i + 1] - cut[i]))
+			bsp_abort("bad: pems_file_wait (%s %zu)", write ? "write" : "read", i);
+}
+
 /* Superstep 1: each VP writes its region in three transfers, all in
  * flight at once; superstep 2: it reads its neighbour's region, two
  * transfers asynchronously and one with pems_file_read, and compares. */
 static void spmd_file_async(void *arg)
 {
 	unsigned v = bsp_nprocs(), p = bsp_pid(), t = (p + 1) % v;
-	size_t cut[4] = { 0, MiB + 13, 2 * MiB + 5000, FA_LEN }, i;
+	size_t cut[4] = { 0, MiB + 13, 2 * MiB + 5000, FA_LEN };
 	unsigned char *buf = pems_malloc(FA_LEN + PEMS_PAGE);
 	unsigned char *b = buf + FA_OFF % PEMS_PAGE;	/* aligned like the file offset */
 	struct pems_file_aio aio[3];
@@ -2230,27 +2253,17 @@ static void spmd_file_async(void *arg)
 	if (h < 0)
 		bsp_abort("bad: pems_file_open: %d", h);
 	pfill(b, p, 91, 0, FA_LEN);
-	for (i = 0; i < 3; i++)
-		if (pems_file_start(h, true, b + cut[i], cut[i + 1] - cut[i],
-				    FA_OFF + (uint64_t)p * FA_LEN + cut[i], &aio[i]))
-			bsp_abort("bad: pems_file_start (write %zu)", i);
-	for (i = 0; i < 3; i++)
-		if (pems_file_wait(&aio[i]) != (long long)(cut[i + 1] - cut[i]))
-			bsp_abort("bad: pems_file_wait (write %zu)", i);
+	fa_start(h, true, b, cut, 3, p, aio);
+	fa_wait(true, cut, 3, aio);
 	pems_file_close(h);
 	bsp_sync();
 	h = pems_file_open(fa_path, O_RDONLY, 0);
 	memset(buf, 0, FA_LEN + PEMS_PAGE);
-	for (i = 0; i < 2; i++)
-		if (pems_file_start(h, false, b + cut[i], cut[i + 1] - cut[i],
-				    FA_OFF + (uint64_t)t * FA_LEN + cut[i], &aio[i]))
-			bsp_abort("bad: pems_file_start (read %zu)", i);
+	fa_start(h, false, b, cut, 2, t, aio);
 	if (pems_file_read(h, b + cut[2], FA_LEN - cut[2], FA_OFF + (uint64_t)t * FA_LEN + cut[2]) !=
 	    (long long)(FA_LEN - cut[2]))
 		bsp_abort("bad: pems_file_read");
-	for (i = 0; i < 2; i++)
-		if (pems_file_wait(&aio[i]) != (long long)(cut[i + 1] - cut[i]))
-			bsp_abort("bad: pems_file_wait (read %zu)", i);
+	fa_wait(false, cut, 2, aio);
 	if (!pequal(b, t, 91, 0, FA_LEN))
 		bsp_abort("bad: VP %u read VP %u's region wrong", p, t);
 	/* a read past the end comes back short, as pems_file_read's */
