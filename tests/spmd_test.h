@@ -1,6 +1,7 @@
 /*
  * spmd_test.h - helpers shared by the BSPlib tests (check_bsp.c,
- * check_errors.c): run configurations, the scratch dir, and a runner that
+ * check_errors.c, check_spill.c; mpi_test.h for its configurations and
+ * budgets): run configurations, the scratch dir, and a runner that
  * executes a scenario in a forked child with stdout/stderr captured and a
  * deadline, so that aborts, crashes and hangs can be told apart.
  *
