@@ -382,6 +382,34 @@ static void ar_of(unsigned p, struct ar_in *a)
 
 #define SENT 0x5eu	/* "not written" marker byte */
 
+/* What spmd_allreduce obtains on a VP; rsum and rmin are written on
+ * their roots only (SENT bytes elsewhere). */
+struct ar_out {
+	int64_t i64[9];		/* SUM, MIN, MAX of three */
+	uint64_t u64[3];	/* SUM, PROD, MAX (in place) */
+	int32_t i32;		/* MIN */
+	double dbl;		/* SUM */
+	float flt;		/* MAX */
+	struct m2 mo[2];	/* the user op, in VP order */
+	uint64_t rsum[5];	/* reduce SUM to VP v-1 */
+	int64_t rmin;		/* reduce MIN to VP v/2 */
+};
+
+/* The value a VP reports for @o (field by field: no padding bytes). */
+static uint64_t ar_digest(const struct ar_out *o)
+{
+	uint64_t h = H0;
+
+	h = hash(h, o->i64, sizeof(o->i64));
+	h = hash(h, o->u64, sizeof(o->u64));
+	h = hash(h, &o->i32, sizeof(o->i32));
+	h = hash(h, &o->dbl, sizeof(o->dbl));
+	h = hash(h, &o->flt, sizeof(o->flt));
+	h = hash(h, o->mo, sizeof(o->mo));
+	h = hash(h, o->rsum, sizeof(o->rsum));
+	return hash(h, &o->rmin, sizeof(o->rmin));
+}
+
 /* allreduce over every type and op (sums exact, so any combining order
  * gives the same bits), a non-commutative user op (VP order), reduce to
  * roots on the last rank and in the middle. */
@@ -389,109 +417,94 @@ static void spmd_allreduce(void *arg)
 {
 	BP_ARGS(arg);
 	struct ar_in a;
-	int64_t i64[9];
-	uint64_t u64[3], rsum[5], rin[5];
-	int32_t i32;
-	double dbl;
-	float flt;
-	struct m2 m[2], mo[2];
-	int64_t rmin;
-	uint64_t h = H0;
+	struct ar_out o;
+	struct m2 m[2];
+	uint64_t rin[5];
 	unsigned j;
 
 	ar_of(p, &a);
-	pems_allreduce(a.i64, i64, 3, PEMS_INT64, PEMS_SUM);
-	pems_allreduce(a.i64, i64 + 3, 3, PEMS_INT64, PEMS_MIN);
-	pems_allreduce(a.i64, i64 + 6, 3, PEMS_INT64, PEMS_MAX);
-	pems_allreduce(a.u64, u64, 1, PEMS_UINT64, PEMS_SUM);
-	pems_allreduce(a.u64 + 1, u64 + 1, 1, PEMS_UINT64, PEMS_PROD);
-	u64[2] = a.u64[0];
-	pems_allreduce(&u64[2], &u64[2], 1, PEMS_UINT64, PEMS_MAX);	/* in place */
-	pems_allreduce(&a.i32, &i32, 1, PEMS_INT32, PEMS_MIN);
-	pems_allreduce(&a.dbl, &dbl, 1, PEMS_DOUBLE, PEMS_SUM);
-	pems_allreduce(&a.flt, &flt, 1, PEMS_FLOAT, PEMS_MAX);
+	pems_allreduce(a.i64, o.i64, 3, PEMS_INT64, PEMS_SUM);
+	pems_allreduce(a.i64, o.i64 + 3, 3, PEMS_INT64, PEMS_MIN);
+	pems_allreduce(a.i64, o.i64 + 6, 3, PEMS_INT64, PEMS_MAX);
+	pems_allreduce(a.u64, o.u64, 1, PEMS_UINT64, PEMS_SUM);
+	pems_allreduce(a.u64 + 1, o.u64 + 1, 1, PEMS_UINT64, PEMS_PROD);
+	o.u64[2] = a.u64[0];
+	pems_allreduce(&o.u64[2], &o.u64[2], 1, PEMS_UINT64, PEMS_MAX);	/* in place */
+	pems_allreduce(&a.i32, &o.i32, 1, PEMS_INT32, PEMS_MIN);
+	pems_allreduce(&a.dbl, &o.dbl, 1, PEMS_DOUBLE, PEMS_SUM);
+	pems_allreduce(&a.flt, &o.flt, 1, PEMS_FLOAT, PEMS_MAX);
 	m2_of(p, m);
-	pems_allreduce_user(m, mo, 2, sizeof(struct m2), m2_mul);
+	pems_allreduce_user(m, o.mo, 2, sizeof(struct m2), m2_mul);
 	for (j = 0; j < 5; j++)
 		rin[j] = mix64(p * 5 + j);
-	memset(rsum, SENT, sizeof(rsum));
-	pems_reduce(v - 1, rin, rsum, 5, PEMS_UINT64, PEMS_SUM);
-	memset(&rmin, SENT, sizeof(rmin));
-	pems_reduce(v / 2, a.i64, &rmin, 1, PEMS_INT64, PEMS_MIN);
-	h = hash(h, i64, sizeof(i64));
-	h = hash(h, u64, sizeof(u64));
-	h = hash(h, &i32, sizeof(i32));
-	h = hash(h, &dbl, sizeof(dbl));
-	h = hash(h, &flt, sizeof(flt));
-	h = hash(h, mo, sizeof(mo));
-	h = hash(h, rsum, sizeof(rsum));
-	h = hash(h, &rmin, sizeof(rmin));
+	memset(o.rsum, SENT, sizeof(o.rsum));
+	pems_reduce(v - 1, rin, o.rsum, 5, PEMS_UINT64, PEMS_SUM);
+	memset(&o.rmin, SENT, sizeof(o.rmin));
+	pems_reduce(v / 2, a.i64, &o.rmin, 1, PEMS_INT64, PEMS_MIN);
 	if (p != v - 1)
-		CHECK(r, all_bytes(rsum, SENT, sizeof(rsum)), "pems_reduce wrote out on a non-root VP");
-	mt_finish(r, h);
+		CHECK(r, all_bytes(o.rsum, SENT, sizeof(o.rsum)), "pems_reduce wrote out on a non-root VP");
+	mt_finish(r, ar_digest(&o));
+}
+
+/* Every VP's inputs combined in VP order into @o (the roots' view). */
+static void ar_combine(unsigned v, struct ar_out *o)
+{
+	struct ar_in a;
+	struct m2 m[2];
+	unsigned i, j;
+
+	memset(o, 0, sizeof(*o));
+	for (j = 0; j < 3; j++) {
+		o->i64[3 + j] = INT64_MAX;
+		o->i64[6 + j] = INT64_MIN;
+	}
+	o->u64[1] = 1;
+	o->i32 = INT32_MAX;
+	o->flt = -3e38f;
+	o->rmin = INT64_MAX;
+	for (i = 0; i < v; i++) {
+		ar_of(i, &a);
+		for (j = 0; j < 3; j++) {
+			o->i64[j] += a.i64[j];
+			if (a.i64[j] < o->i64[3 + j])
+				o->i64[3 + j] = a.i64[j];
+			if (a.i64[j] > o->i64[6 + j])
+				o->i64[6 + j] = a.i64[j];
+		}
+		o->u64[0] += a.u64[0];
+		o->u64[1] *= a.u64[1];
+		if (a.u64[0] > o->u64[2])
+			o->u64[2] = a.u64[0];
+		if (a.i32 < o->i32)
+			o->i32 = a.i32;
+		o->dbl += a.dbl;
+		if (a.flt > o->flt)
+			o->flt = a.flt;
+		m2_of(i, m);
+		if (i == 0)
+			memcpy(o->mo, m, sizeof(o->mo));
+		else
+			m2_mul(o->mo, m, 2);
+		for (j = 0; j < 5; j++)
+			o->rsum[j] += mix64(i * 5 + j);
+		if (a.i64[0] < o->rmin)
+			o->rmin = a.i64[0];
+	}
 }
 
 static void ref_allreduce(unsigned v, uint64_t *out)
 {
-	struct ar_in a;
-	int64_t i64[9];
-	uint64_t u64[3] = { 0, 1, 0 }, rsum[5] = { 0 }, rs[5], h;
-	int32_t i32 = INT32_MAX;
-	double dbl = 0;
-	float flt = -3e38f;
-	struct m2 m[2], mo[2];
-	int64_t rmin = INT64_MAX, rm;
-	unsigned i, j;
+	struct ar_out all, o;
+	unsigned i;
 
-	for (j = 0; j < 3; j++) {
-		i64[j] = 0;
-		i64[3 + j] = INT64_MAX;
-		i64[6 + j] = INT64_MIN;
-	}
+	ar_combine(v, &all);
 	for (i = 0; i < v; i++) {
-		ar_of(i, &a);
-		for (j = 0; j < 3; j++) {
-			i64[j] += a.i64[j];
-			if (a.i64[j] < i64[3 + j])
-				i64[3 + j] = a.i64[j];
-			if (a.i64[j] > i64[6 + j])
-				i64[6 + j] = a.i64[j];
-		}
-		u64[0] += a.u64[0];
-		u64[1] *= a.u64[1];
-		if (a.u64[0] > u64[2])
-			u64[2] = a.u64[0];
-		if (a.i32 < i32)
-			i32 = a.i32;
-		dbl += a.dbl;
-		if (a.flt > flt)
-			flt = a.flt;
-		m2_of(i, m);
-		if (i == 0)
-			memcpy(mo, m, sizeof(mo));
-		else
-			m2_mul(mo, m, 2);
-		for (j = 0; j < 5; j++)
-			rsum[j] += mix64(i * 5 + j);
-		if (a.i64[0] < rmin)
-			rmin = a.i64[0];
-	}
-	for (i = 0; i < v; i++) {
-		h = H0;
-		h = hash(h, i64, sizeof(i64));
-		h = hash(h, u64, sizeof(u64));
-		h = hash(h, &i32, sizeof(i32));
-		h = hash(h, &dbl, sizeof(dbl));
-		h = hash(h, &flt, sizeof(flt));
-		h = hash(h, mo, sizeof(mo));
-		memset(rs, SENT, sizeof(rs));
-		memset(&rm, SENT, sizeof(rm));
-		if (i == v - 1)
-			memcpy(rs, rsum, sizeof(rs));
-		if (i == v / 2)
-			rm = rmin;
-		h = hash(h, rs, sizeof(rs));
-		out[i] = hash(h, &rm, sizeof(rm));
+		o = all;
+		if (i != v - 1)
+			memset(o.rsum, SENT, sizeof(o.rsum));
+		if (i != v / 2)
+			memset(&o.rmin, SENT, sizeof(o.rmin));
+		out[i] = ar_digest(&o);
 	}
 }
 
