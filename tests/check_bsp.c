@@ -67,15 +67,6 @@ static const struct spmd_cfg cfgs[] = {
 };
 #define NCFG (sizeof(cfgs) / sizeof(cfgs[0]))
 
-/* PEMS_TEST_REDUCED=1 (make tsan): only the configurations of fewer than
- * 256 VPs (every case still runs, on 9 of the 13 configurations). */
-static bool reduced(void)
-{
-	const char *s = getenv("PEMS_TEST_REDUCED");
-
-	return s && *s && strcmp(s, "0");
-}
-
 static unsigned cfg_tier(const struct spmd_cfg *c)
 {
 	if (c->v >= 1000)
@@ -1882,25 +1873,31 @@ END_TEST
 
 /* ================= suites ================= */
 
+_Static_assert(NCFG <= 32, "spmd_add_loops takes the configurations as a 32-bit mask");
+
+/* The configurations (bit k: cfgs[k]) case @bc is cheap enough for;
+ * PEMS_TEST_REDUCED=1: only those of fewer than 256 VPs (every case
+ * still runs, on 9 of the 13 configurations). */
+static uint32_t case_cfgs(const struct bsp_case *bc)
+{
+	uint32_t keep = 0;
+	unsigned k;
+
+	for (k = 0; k < NCFG; k++)
+		if ((bc->tiers & cfg_tier(&cfgs[k])) && !(spmd_reduced() && cfgs[k].v >= 256))
+			keep |= 1u << k;
+	return keep;
+}
+
 static Suite *bsp_suite(const char *area)
 {
 	Suite *s = suite_create(area);
-	unsigned ci, k;
+	unsigned ci;
 
-	for (ci = 0; ci < NCASES; ci++) {
-		TCase *tc;
-
-		if (strcmp(cases[ci].suite, area))
-			continue;
-		tc = tcase_create(cases[ci].name);
-		tcase_set_timeout(tc, 120);
-		for (k = 0; k < NCFG; k++)
-			if ((cases[ci].tiers & cfg_tier(&cfgs[k])) &&
-			    !(reduced() && cfgs[k].v >= 256))
-				tcase_add_loop_test(tc, spmd_case, (int)(ci * NCFG + k),
-						    (int)(ci * NCFG + k + 1));
-		suite_add_tcase(s, tc);
-	}
+	for (ci = 0; ci < NCASES; ci++)
+		if (!strcmp(cases[ci].suite, area))
+			spmd_add_loops(s, cases[ci].name, spmd_case, ci * NCFG, NCFG,
+				       case_cfgs(&cases[ci]));
 	return s;
 }
 

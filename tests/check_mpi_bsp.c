@@ -1124,26 +1124,28 @@ START_TEST(rank_outside_spmd_is_the_mpi_rank)
 }
 END_TEST
 
+_Static_assert(NCFG <= 32, "spmd_add_loops takes the configurations as a 32-bit mask");
+
+/* Every case runs on every configuration; make tsan (spmd_reduced): no v = 256. */
+static uint32_t mpi_cfgs(void)
+{
+	uint32_t keep = 0;
+	unsigned k;
+
+	for (k = 0; k < NCFG; k++)
+		if (!(spmd_reduced() && cfgs[k].v >= 256))
+			keep |= 1u << k;
+	return keep;
+}
+
 static Suite *mpi_suite(const char *area)
 {
-	const char *r = getenv("PEMS_TEST_REDUCED");	/* make tsan: no v = 256 */
-	bool reduced = r && *r && strcmp(r, "0");
 	Suite *s = suite_create(area);
-	unsigned ci, k;
+	unsigned ci;
 
-	for (ci = 0; ci < NCASES; ci++) {
-		TCase *tc;
-
-		if (strcmp(cases[ci].suite, area))
-			continue;
-		tc = tcase_create(cases[ci].name);
-		tcase_set_timeout(tc, 120);
-		for (k = 0; k < NCFG; k++)
-			if (!(reduced && cfgs[k].v >= 256))
-				tcase_add_loop_test(tc, spmd_case, (int)(ci * NCFG + k),
-						    (int)(ci * NCFG + k + 1));
-		suite_add_tcase(s, tc);
-	}
+	for (ci = 0; ci < NCASES; ci++)
+		if (!strcmp(cases[ci].suite, area))
+			spmd_add_loops(s, cases[ci].name, spmd_case, ci * NCFG, NCFG, mpi_cfgs());
 	return s;
 }
 

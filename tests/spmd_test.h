@@ -146,6 +146,30 @@ static inline int spmd_configure(const struct spmd_cfg *c)
 	return pems_configure(&pc);
 }
 
+/* PEMS_TEST_REDUCED=1 (make tsan): leave out the configurations of 256
+ * VPs and more, which take most of the time under TSan. */
+static inline bool spmd_reduced(void)
+{
+	const char *s = getenv("PEMS_TEST_REDUCED");
+
+	return s && *s && strcmp(s, "0");
+}
+
+/* Add to @s a TCase @name (timeout 120 s) of loop test @t: iteration
+ * first + k for each configuration k < n whose bit in @keep is set. */
+static inline void spmd_add_loops(Suite *s, const char *name, const TTest *t, unsigned first,
+				  unsigned n, uint32_t keep)
+{
+	TCase *tc = tcase_create(name);
+	unsigned k;
+
+	tcase_set_timeout(tc, 120);
+	for (k = 0; k < n && k < 32; k++)
+		if (keep >> k & 1)
+			tcase_add_loop_test(tc, t, (int)(first + k), (int)(first + k + 1));
+	suite_add_tcase(s, tc);
+}
+
 /* ---- running a scenario in a child ---- */
 
 #define CHILD_OUT_MAX 16384
