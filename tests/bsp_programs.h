@@ -128,7 +128,7 @@ static inline unsigned bp_prev(unsigned p, unsigned v)
 }
 
 /* Half the machine away: on another rank for most p when there are
- * several, and never the VP computed just before or after p on one. */
+ * several ranks, far from p in the schedule of one. */
 static inline unsigned bp_far(unsigned p, unsigned v)
 {
 	return (p + v / 2 + 1) % v;
@@ -481,8 +481,8 @@ static inline BP_REF(bp_ref_get_value)
 
 /* Gets from the context heap, the stack and libc memory of a VP whose
  * context is on disk (in the spilling configurations).  The target is
- * bp_far whatever the harness's partner: in one process not a VP
- * computed next to p, across ranks one on another rank. */
+ * bp_far under both harnesses, not their partner: far from p in the
+ * schedule of one process, on another rank across ranks. */
 #define GH 60000	/* larger than the message chunks of every configuration */
 #define GS 3000
 #define GL 5000
