@@ -1093,7 +1093,7 @@ static void spmd_nothing(void *arg)
 START_TEST(fewer_vps_than_ranks_is_refused_everywhere)
 {
 	struct spmd_cfg c = { "v<p", mt_w.nranks - 1, 1, 1 * MiB, 64 * MiB, PEMS_IO_KIND_URING,
-			    false };
+			      false };
 	int rc;
 
 	if (mt_w.nranks == 1)
