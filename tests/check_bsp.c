@@ -14,6 +14,10 @@
  * budget by construction.  Spilling configurations also assert that
  * contexts were written and read back (pems_get_stats).
  *
+ * The programs that check_mpi_bsp.c runs too (registration, most puts
+ * and gets) are in bsp_programs.h, with the next VP as partner here
+ * (struct bp_harness one_process below).
+ *
  * Check test names: one TCase per behaviour, one loop iteration per
  * configuration (failure messages name the configuration).  A few
  * behaviours that abort or end the process run in a forked child
@@ -31,9 +35,11 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stddef.h>
 
 #include "bsp.h"
 #include "pems.h"
+#include "bsp_programs.h"
 
 /* ---- configurations ---- */
 
@@ -61,15 +67,6 @@ static const struct spmd_cfg cfgs[] = {
 };
 #define NCFG (sizeof(cfgs) / sizeof(cfgs[0]))
 
-/* PEMS_TEST_REDUCED=1 (make tsan): only the configurations of fewer than
- * 256 VPs (every case still runs, on 9 of the 13 configurations). */
-static bool reduced(void)
-{
-	const char *s = getenv("PEMS_TEST_REDUCED");
-
-	return s && *s && strcmp(s, "0");
-}
-
 static unsigned cfg_tier(const struct spmd_cfg *c)
 {
 	if (c->v >= 1000)
@@ -79,86 +76,12 @@ static unsigned cfg_tier(const struct spmd_cfg *c)
 	return T_SMALL;
 }
 
-/* ---- data: patterns, hashes ---- */
-
-#define H0 0xcbf29ce484222325ull
-
-static uint64_t mix64(uint64_t x)
-{
-	x += 0x9e3779b97f4a7c15ull;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-	return x ^ (x >> 31);
-}
-
-static uint64_t hash(uint64_t h, const void *p, size_t n)
-{
-	const unsigned char *c = p;
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		h ^= c[i];
-		h *= 0x100000001b3ull;
-	}
-	return h;
-}
-
-static uint64_t hash_u64(uint64_t h, uint64_t x)
-{
-	return hash(h, &x, sizeof(x));
-}
-
-/* Bytes [off, off+n) of the pattern named (a, b) into dst. */
-static void pfill(void *dst, uint64_t a, uint64_t b, size_t off, size_t n)
-{
-	unsigned char *d = dst;
-	uint64_t s = mix64(mix64(a) ^ (b * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull));
-	size_t i = 0;
-
-	while (i < n) {
-		size_t j = off + i;
-		uint64_t w = mix64(s + (j >> 3));
-
-		do {
-			d[i++] = (unsigned char)(w >> (8 * (j & 7)));
-			j++;
-		} while (i < n && (j & 7));
-	}
-}
-
-static bool pequal(const void *p, uint64_t a, uint64_t b, size_t off, size_t n)
-{
-	unsigned char tmp[512];
-	const unsigned char *c = p;
-	size_t done = 0;
-
-	while (done < n) {
-		size_t m = n - done < sizeof(tmp) ? n - done : sizeof(tmp);
-
-		pfill(tmp, a, b, off + done, m);
-		if (memcmp(c + done, tmp, m))
-			return false;
-		done += m;
-	}
-	return true;
-}
-
-static bool all_bytes(const void *p, int c, size_t n)
-{
-	const unsigned char *b = p;
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if (b[i] != (unsigned char)c)
-			return false;
-	return true;
-}
-
 /* ---- one run: shared between the test and the VPs ---- */
 
 #define AUX_PER_VP 64	/* bytes of shared scratch per VP */
 
 struct run {
+	struct bp_run base;	/* first: what the programs see (bsp_programs.h) */
 	unsigned v;
 	uint64_t *vals;		/* what each VP reports (finish) */
 	uint64_t sum;		/* VP 0's checksum over vals */
@@ -168,185 +91,42 @@ struct run {
 	void *aux;		/* v * AUX_PER_VP bytes for the program */
 };
 
-static void vp_fail(struct run *r, int line, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void vp_fail(struct run *r, int line, const char *fmt, ...)
+static struct run *run_of(struct bp_run *b)
 {
-	va_list ap;
+	return (struct run *)((char *)b - offsetof(struct run, base));
+}
+
+static void vp_fail(struct bp_run *b, int line, const char *fmt, va_list ap)
+	__attribute__((format(printf, 3, 0)));
+
+static void vp_fail(struct bp_run *b, int line, const char *fmt, va_list ap)
+{
+	struct run *r = run_of(b);
 	int n;
 
 	if (atomic_fetch_add(&r->bad, 1))
 		return;
 	n = snprintf(r->why, sizeof(r->why), "VP %u, line %d: ", bsp_pid(), line);
-	va_start(ap, fmt);
 	vsnprintf(r->why + n, sizeof(r->why) - (size_t)n, fmt, ap);
-	va_end(ap);
 }
 
-#define CHECK(r, cond, ...)						\
-	do {								\
-		if (!(cond))						\
-			vp_fail((r), __LINE__, __VA_ARGS__);		\
-	} while (0)
-
-static uint64_t fold(unsigned pid, uint64_t x)
+/* Last superstep of every program: report @x; VP 0 folds all reports
+ * (every VP shares this process's memory, so no collective is needed). */
+static void finish(struct bp_run *b, uint64_t x)
 {
-	return mix64(x ^ mix64((uint64_t)pid + 1));
-}
-
-/* Last superstep of every program: report @x; VP 0 folds all reports. */
-static void finish(struct run *r, uint64_t x)
-{
-	unsigned p = bsp_pid(), v = bsp_nprocs(), i;
-	uint64_t s = 0;
+	struct run *r = run_of(b);
+	unsigned p = bsp_pid(), v = bsp_nprocs();
 
 	r->vals[p] = x;
 	bsp_sync();
 	if (p == 0) {
-		for (i = 0; i < v; i++)
-			s += fold(i, r->vals[i]);
-		r->sum = s;
+		r->sum = fold_all(r->vals, v);
 		r->done = true;
 	}
 }
 
-#define SELF_ARGS(arg)							\
-	struct run *r = (arg);						\
-	unsigned v = bsp_nprocs(), p = bsp_pid();			\
-	unsigned t = (p + 1) % v, src = (p + v - 1) % v;		\
-	(void)r; (void)t; (void)src
-
-/* ================= registration ================= */
-
-#define RO_A 24
-#define RO_S 40
-#define RO_B 32
-#define RO_C 56
-
-/* what VP @src puts into the four areas of its right neighbour */
-static void ro_expect(unsigned char *a, unsigned char *s, unsigned char *b, unsigned char *c,
-		      unsigned src)
-{
-	uint64_t x = 1000 + src;
-
-	memcpy(a + 8, &x, 8);
-	x++;
-	memcpy(s + 16, &x, 8);
-	x++;
-	memcpy(b, &x, 8);
-	x++;
-	memcpy(c + 48, &x, 8);
-}
-
-static uint64_t ro_hash(const void *a, const void *s, const void *b, const void *c)
-{
-	uint64_t h = hash(H0, a, RO_A);
-
-	h = hash(h, s, RO_S);
-	h = hash(h, b, RO_B);
-	return hash(h, c, RO_C);
-}
-
-/* Areas at different addresses on every VP (context heap, stack, libc
- * heap) are matched by registration order. */
-static void spmd_reg_order(void *arg)
-{
-	SELF_ARGS(arg);
-	unsigned char s[RO_S];
-	unsigned char *a = pems_calloc(1, RO_A), *b = calloc(1, RO_B), *c = pems_calloc(1, RO_C);
-	uint64_t x, h;
-
-	memset(s, 0, sizeof(s));
-	bsp_push_reg(a, RO_A);
-	bsp_push_reg(s, RO_S);
-	bsp_push_reg(b, RO_B);
-	bsp_push_reg(c, RO_C);
-	bsp_sync();
-	x = 1000 + p;
-	bsp_put(t, &x, a, 8, 8);
-	x++;
-	bsp_put(t, &x, s, 16, 8);
-	x++;
-	bsp_put(t, &x, b, 0, 8);
-	x++;
-	bsp_put(t, &x, c, 48, 8);
-	bsp_sync();
-	h = ro_hash(a, s, b, c);
-	bsp_pop_reg(s);
-	bsp_pop_reg(a);
-	bsp_pop_reg(c);
-	bsp_pop_reg(b);
-	bsp_sync();
-	pems_free(a);
-	free(b);
-	pems_free(c);
-	finish(r, h);
-}
-
-static uint64_t ref_reg_order(unsigned pid, unsigned v)
-{
-	unsigned char a[RO_A] = { 0 }, s[RO_S] = { 0 }, b[RO_B] = { 0 }, c[RO_C] = { 0 };
-
-	ro_expect(a, s, b, c, (pid + v - 1) % v);
-	return ro_hash(a, s, b, c);
-}
-
-/* Registrations of one address form a stack; push and pop take effect
- * at the next sync; pop then re-push in one superstep. */
-static void spmd_push_pop(void *arg)
-{
-	SELF_ARGS(arg);
-	unsigned char *a = pems_calloc(1, 32), buf[32];
-	uint64_t h = H0;
-
-	bsp_push_reg(a, 8);
-	bsp_push_reg(a, 32);
-	bsp_sync();
-	/* the latest registration of a (32 bytes) is in effect */
-	pfill(buf, p, 1, 0, 32);
-	bsp_put(t, buf, a, 0, 16);
-	bsp_pop_reg(a);			/* the 32-byte one, from the next sync */
-	bsp_put(t, buf + 16, a, 16, 16);	/* so this is still legal */
-	bsp_sync();
-	h = hash(h, a, 32);
-	/* only the 8-byte registration is left */
-	pfill(buf, p, 2, 0, 8);
-	bsp_put(t, buf, a, 0, 8);
-	bsp_sync();
-	h = hash(h, a, 32);
-	/* pop it and push again with another size in one superstep */
-	bsp_pop_reg(a);
-	bsp_push_reg(a, 24);
-	pfill(buf, p, 3, 0, 8);
-	bsp_put(t, buf, a, 0, 8);	/* the popped 8-byte one is still in effect */
-	bsp_sync();
-	h = hash(h, a, 32);
-	pfill(buf, p, 4, 0, 16);
-	bsp_put(t, buf, a, 8, 16);	/* needs the new 24-byte registration */
-	bsp_sync();
-	h = hash(h, a, 32);
-	bsp_pop_reg(a);
-	bsp_sync();
-	pems_free(a);
-	finish(r, h);
-}
-
-static uint64_t ref_push_pop(unsigned pid, unsigned v)
-{
-	unsigned src = (pid + v - 1) % v;
-	unsigned char a[32] = { 0 };
-	uint64_t h = H0;
-
-	pfill(a, src, 1, 0, 32);
-	h = hash(h, a, 32);
-	pfill(a, src, 2, 0, 8);
-	h = hash(h, a, 32);
-	pfill(a, src, 3, 0, 8);
-	h = hash(h, a, 32);
-	pfill(a + 8, src, 4, 0, 16);
-	return hash(h, a, 32);
-}
+/* One process: the partner of VP p is the next VP. */
+static const struct bp_harness one_process = { bp_next, bp_prev, vp_fail, finish };
 
 /* ================= DRMA: bsp_put ================= */
 
@@ -354,29 +134,16 @@ static uint64_t ref_push_pop(unsigned pid, unsigned v)
 
 static void spmd_put_copies(void *arg)
 {
-	SELF_ARGS(arg);
-	uint64_t y[2] = { 0, 0 }, x, h;
-	unsigned char *big = pems_calloc(1, BIGPUT), *s;
+	BP_ARGS(arg);
+	uint64_t y[2] = { 0, 0 }, h;
+	unsigned char *big = pems_calloc(1, BIGPUT);
 
 	bsp_push_reg(y, sizeof(y));
 	bsp_push_reg(big, BIGPUT);
 	bsp_sync();
-	x = 1000 + p;
-	bsp_put(t, &x, y, 0, 8);
-	x = 2000 + p;
-	bsp_put(t, &x, y, 8, 8);
-	x = 3;
-	s = pems_malloc(BIGPUT);
-	pfill(s, p, 7, 0, BIGPUT);
-	bsp_put(t, s, big, 0, BIGPUT);
-	pfill(s, p, 8, 0, BIGPUT);	/* too late: the put has copied it */
-	pems_free(s);
+	bp_put_copies_issue(t, p, y, big, BIGPUT);
 	bsp_sync();
-	CHECK(r, y[0] == 1000 + src && y[1] == 2000 + src,
-	      "y = {%llu, %llu}, expected {%u, %u}: the source was not copied at the call",
-	      (unsigned long long)y[0], (unsigned long long)y[1], 1000 + src, 2000 + src);
-	CHECK(r, pequal(big, src, 7, 0, BIGPUT),
-	      "a %d-byte put did not deliver the source as it was at the call", BIGPUT);
+	bp_put_copies_check(r, src, y, big, BIGPUT);
 	h = hash(hash(H0, y, sizeof(y)), big, BIGPUT);
 	bsp_pop_reg(y);
 	bsp_pop_reg(big);
@@ -385,39 +152,22 @@ static void spmd_put_copies(void *arg)
 	finish(r, h);
 }
 
-static uint64_t ref_put_copies(unsigned pid, unsigned v)
+static BP_REF(ref_put_copies)
 {
-	unsigned src = (pid + v - 1) % v;
-	uint64_t y[2] = { 1000 + src, 2000 + src };
-	unsigned char *big = malloc(BIGPUT);
-	uint64_t h;
-
-	pfill(big, src, 7, 0, BIGPUT);
-	h = hash(hash(H0, y, sizeof(y)), big, BIGPUT);
-	free(big);
-	return h;
+	return bp_put_copies_ref(H0, hr->from(pid, v), BIGPUT);
 }
 
 /* Puts are applied at the next sync (not before, not again), at their
  * offsets; a put to oneself too. */
 static void spmd_put_next_step(void *arg)
 {
-	SELF_ARGS(arg);
-	uint64_t w[16], x, h;
-	bool clean = true;
-	unsigned i;
+	BP_ARGS(arg);
+	uint64_t w[16], h;
 
 	memset(w, 0, sizeof(w));
 	bsp_push_reg(w, sizeof(w));
 	bsp_sync();
-	x = 100 + p;
-	bsp_put(t, &x, w, 8 * (p % 15), 8);
-	x = 7;
-	bsp_put(p, &x, w, 8 * 15, 8);
-	x = 0;
-	for (i = 0; i < 16; i++)
-		clean &= w[i] == 0;
-	CHECK(r, clean, "a put was applied before bsp_sync");
+	bp_put_words_issue(r, t, p, w);
 	bsp_sync();
 	h = hash(H0, w, sizeof(w));
 	bsp_sync();
@@ -427,215 +177,18 @@ static void spmd_put_next_step(void *arg)
 	finish(r, h);
 }
 
-static uint64_t ref_put_next_step(unsigned pid, unsigned v)
+static BP_REF(ref_put_next_step)
 {
-	unsigned src = (pid + v - 1) % v;
-	uint64_t w[16] = { 0 };
+	uint64_t w[16];
 
-	w[src % 15] = 100 + src;
-	w[15] = 7;
+	bp_put_words_ref(w, hr->from(pid, v));
 	return hash(H0, w, sizeof(w));
-}
-
-/* Every VP puts into VP 0 (and one other VP) at offset 8*pid. */
-static unsigned pto_second(unsigned p, unsigned v)
-{
-	return (p * 31 + 7) % v;
-}
-
-static void spmd_puts_to_one(void *arg)
-{
-	SELF_ARGS(arg);
-	uint64_t *all = pems_calloc(v, 8), x, h;
-
-	bsp_push_reg(all, (bsp_size_t)v * 8);
-	bsp_sync();
-	x = mix64(p);
-	bsp_put(0, &x, all, (bsp_size_t)p * 8, 8);
-	x = mix64(p) + 1;
-	bsp_put(pto_second(p, v), &x, all, (bsp_size_t)p * 8, 8);
-	bsp_sync();
-	h = hash(H0, all, (size_t)v * 8);
-	bsp_pop_reg(all);
-	bsp_sync();
-	pems_free(all);
-	finish(r, h);
-}
-
-static uint64_t ref_puts_to_one(unsigned pid, unsigned v)
-{
-	uint64_t *all = calloc(v, 8), h;
-	unsigned s;
-
-	for (s = 0; s < v; s++) {
-		if (pid == 0)
-			all[s] = mix64(s);
-		if (pto_second(s, v) == pid)
-			all[s] = mix64(s) + 1;	/* issued later by the same VP */
-	}
-	h = hash(H0, all, (size_t)v * 8);
-	free(all);
-	return h;
-}
-
-/* Overlapping puts from many VPs: applied in (source pid, issue order),
- * so the last writer in that order wins. */
-#define OV 64
-
-static unsigned ov_target(unsigned p, unsigned v, unsigned j)
-{
-	return j == 0 ? 0 : j == 1 ? (p + 1) % v : (p * 7 + 3) % v;
-}
-
-static void spmd_put_overlap(void *arg)
-{
-	SELF_ARGS(arg);
-	unsigned char a[OV], buf[24];
-	unsigned j;
-	uint64_t h;
-
-	memset(a, 0, sizeof(a));
-	bsp_push_reg(a, OV);
-	bsp_sync();
-	for (j = 0; j < 3; j++) {
-		unsigned tt = ov_target(p, v, j);
-
-		pfill(buf, p, 10 + j, 0, 24);
-		bsp_put(tt, buf, a, (p * 5 + tt) % 41, 24);
-		pfill(buf, p, 20 + j, 0, 16);
-		bsp_put(tt, buf, a, (p * 3 + j) % 49, 16);
-	}
-	bsp_sync();
-	h = hash(H0, a, OV);
-	bsp_pop_reg(a);
-	bsp_sync();
-	finish(r, h);
-}
-
-static uint64_t ref_put_overlap(unsigned pid, unsigned v)
-{
-	unsigned char a[OV] = { 0 };
-	unsigned s, j;
-
-	for (s = 0; s < v; s++)
-		for (j = 0; j < 3; j++) {
-			if (ov_target(s, v, j) != pid)
-				continue;
-			pfill(a + (s * 5 + pid) % 41, s, 10 + j, 0, 24);
-			pfill(a + (s * 3 + j) % 49, s, 20 + j, 0, 16);
-		}
-	return hash(H0, a, OV);
-}
-
-/* ================= DRMA: bsp_get ================= */
-
-/* A get reads the value at the end of the superstep (after the target's
- * local writes, before that superstep's puts); it writes its destination
- * only at the sync. */
-static void spmd_get_value(void *arg)
-{
-	SELF_ARGS(arg);
-	uint64_t *x = pems_malloc(8), y = 1, z = 1, val, h;
-
-	*x = 100 + p;
-	bsp_push_reg(x, 8);
-	bsp_sync();
-	bsp_get(t, x, 0, &y, 8);
-	val = 500 + p;
-	bsp_put(t, &val, x, 0, 8);
-	*x = 200 + p;		/* after the get was issued: the get sees this */
-	bsp_get(p, x, 0, &z, 8);
-	CHECK(r, y == 1 && z == 1, "a get wrote its destination before bsp_sync");
-	bsp_sync();
-	CHECK(r, y == 200 + t, "bsp_get from VP %u gave %llu, expected %u (its value at the end of the superstep, before the puts)",
-	      t, (unsigned long long)y, 200 + t);
-	CHECK(r, z == 200 + p, "bsp_get from itself gave %llu, expected %u",
-	      (unsigned long long)z, 200 + p);
-	CHECK(r, *x == 500 + src, "the put from VP %u gave %llu, expected %u", src,
-	      (unsigned long long)*x, 500 + src);
-	h = hash_u64(hash_u64(hash_u64(H0, y), z), *x);
-	bsp_pop_reg(x);
-	bsp_sync();
-	pems_free(x);
-	finish(r, h);
-}
-
-static uint64_t ref_get_value(unsigned pid, unsigned v)
-{
-	return hash_u64(hash_u64(hash_u64(H0, 200 + (pid + 1) % v), 200 + pid),
-			500 + (pid + v - 1) % v);
-}
-
-/* Gets from the context heap, the stack and libc memory of a VP whose
- * context is on disk (in the spilling configurations). */
-#define GH 40000
-#define GS 3000
-#define GL 5000
-
-static void spmd_get_disk(void *arg)
-{
-	SELF_ARGS(arg);
-	unsigned tt = (p + v / 2 + 1) % v;
-	unsigned char s[GS], d3[2000];
-	unsigned char *hp = pems_malloc(GH), *lp = malloc(GL), *d1, *d2, *d4;
-	uint64_t h;
-
-	pfill(hp, p, 3, 0, GH);
-	pfill(s, p, 4, 0, GS);
-	pfill(lp, p, 5, 0, GL);
-	bsp_push_reg(hp, GH);
-	bsp_push_reg(s, GS);
-	bsp_push_reg(lp, GL);
-	bsp_sync();
-	bsp_sync();	/* with a small budget every context is on disk by now */
-	d1 = pems_malloc(9000);
-	d2 = pems_malloc(GH);
-	d4 = pems_malloc(3000);
-	memset(d3, 0, sizeof(d3));
-	bsp_get(tt, hp, 4000, d1, 9000);
-	bsp_get(tt, hp, 0, d2, GH);
-	bsp_get(tt, s, 100, d3, 2000);
-	bsp_get(tt, lp, 1234, d4, 3000);
-	bsp_sync();
-	CHECK(r, pequal(d1, tt, 3, 4000, 9000), "heap bytes [4000, 13000) of VP %u are wrong", tt);
-	CHECK(r, pequal(d2, tt, 3, 0, GH), "heap bytes [0, %d) of VP %u are wrong", GH, tt);
-	CHECK(r, pequal(d3, tt, 4, 100, 2000), "stack bytes of VP %u are wrong", tt);
-	CHECK(r, pequal(d4, tt, 5, 1234, 3000), "libc-heap bytes of VP %u are wrong", tt);
-	h = hash(hash(hash(hash(H0, d1, 9000), d2, GH), d3, 2000), d4, 3000);
-	bsp_pop_reg(hp);
-	bsp_pop_reg(s);
-	bsp_pop_reg(lp);
-	bsp_sync();
-	pems_free(d1);
-	pems_free(d2);
-	pems_free(d4);
-	pems_free(hp);
-	free(lp);
-	finish(r, h);
-}
-
-static uint64_t ref_get_disk(unsigned pid, unsigned v)
-{
-	unsigned tt = (pid + v / 2 + 1) % v;
-	unsigned char *b = malloc(GH);
-	uint64_t h;
-
-	pfill(b, tt, 3, 4000, 9000);
-	h = hash(H0, b, 9000);
-	pfill(b, tt, 3, 0, GH);
-	h = hash(h, b, GH);
-	pfill(b, tt, 4, 100, 2000);
-	h = hash(h, b, 2000);
-	pfill(b, tt, 5, 1234, 3000);
-	h = hash(h, b, 3000);
-	free(b);
-	return h;
 }
 
 /* bsp_hpput / bsp_hpget have the semantics of put / get. */
 static void spmd_hp(void *arg)
 {
-	SELF_ARGS(arg);
+	BP_ARGS(arg);
 	uint64_t a[4] = { 50 + p, 0, 0, 0 }, x[2] = { p, ~(uint64_t)p }, g = 0, h;
 
 	bsp_push_reg(a, sizeof(a));
@@ -652,12 +205,12 @@ static void spmd_hp(void *arg)
 	finish(r, h);
 }
 
-static uint64_t ref_hp(unsigned pid, unsigned v)
+static BP_REF(ref_hp)
 {
-	unsigned src = (pid + v - 1) % v;
+	unsigned src = hr->from(pid, v);
 	uint64_t a[4] = { 50 + pid, src, ~(uint64_t)src, 0 };
 
-	return hash_u64(hash(H0, a, sizeof(a)), 50 + (pid + 1) % v);
+	return hash_u64(hash(H0, a, sizeof(a)), 50 + hr->to(pid, v));
 }
 
 /* ================= BSMP ================= */
@@ -670,7 +223,7 @@ struct tag8 {
  * messages carry the tag size of the superstep they were sent in. */
 static void spmd_tagsize(void *arg)
 {
-	SELF_ARGS(arg);
+	BP_ARGS(arg);
 	bsp_size_t ts = 8, st;
 	uint32_t pay, got, tg[2];
 	unsigned char tag[8];
@@ -729,9 +282,9 @@ static void spmd_tagsize(void *arg)
 	finish(r, h);
 }
 
-static uint64_t ref_tagsize(unsigned pid, unsigned v)
+static BP_REF(ref_tagsize)
 {
-	uint32_t src = (pid + v - 1) % v;
+	uint32_t src = hr->from(pid, v);
 	unsigned char tag[8];
 	uint32_t tg[2] = { src, 11 };
 	uint64_t h = H0;
@@ -764,7 +317,7 @@ static size_t q_len(unsigned p, unsigned j, unsigned s)
 
 static void spmd_queue(void *arg)
 {
-	SELF_ARGS(arg);
+	BP_ARGS(arg);
 	bsp_size_t ts = sizeof(struct tag8), st, bytes, qb;
 	bsp_nprocs_t n, qn, k;
 	unsigned char buf[64];
@@ -817,7 +370,7 @@ static void spmd_queue(void *arg)
 	finish(r, h);
 }
 
-static uint64_t ref_queue(unsigned pid, unsigned v)
+static BP_REF(ref_queue)
 {
 	uint64_t h = H0, n = 0, bytes = 0;
 	unsigned char buf[64];
@@ -852,7 +405,7 @@ static uint64_t ref_queue(unsigned pid, unsigned v)
  * bsp_hpmove points into the queue; empty queue: -1 and SIZE_MAX. */
 static void spmd_move_hp(void *arg)
 {
-	SELF_ARGS(arg);
+	BP_ARGS(arg);
 	bsp_size_t ts = 4, st, n;
 	uint32_t tag, tg;
 	unsigned char big[40], buf[64];
@@ -899,9 +452,9 @@ static void spmd_move_hp(void *arg)
 	finish(r, h);
 }
 
-static uint64_t ref_move_hp(unsigned pid, unsigned v)
+static BP_REF(ref_move_hp)
 {
-	unsigned src = (pid + v - 1) % v;
+	unsigned src = hr->from(pid, v);
 	unsigned char buf[64];
 
 	memset(buf, 0x5a, sizeof(buf));
@@ -917,7 +470,7 @@ static uint64_t ref_move_hp(unsigned pid, unsigned v)
  * sync whether moved or not. */
 static void spmd_bsmp_window(void *arg)
 {
-	SELF_ARGS(arg);
+	BP_ARGS(arg);
 	uint32_t a = 1, b = 2, c = 3 + p, got = 0;
 	bsp_nprocs_t n;
 	bsp_size_t bytes, st;
@@ -947,7 +500,7 @@ static void spmd_bsmp_window(void *arg)
 	finish(r, mix64(got));
 }
 
-static uint64_t ref_bsmp_window(unsigned pid, unsigned v)
+static BP_REF(ref_bsmp_window)
 {
 	(void)v;
 	return mix64(3 + pid);
@@ -964,7 +517,7 @@ static unsigned lg_target(unsigned p, unsigned v, unsigned i)
 
 static void spmd_bsmp_large(void *arg)
 {
-	SELF_ARGS(arg);
+	BP_ARGS(arg);
 	bsp_size_t ts = sizeof(struct tag8), st;
 	unsigned char *buf = pems_malloc(20000);
 	struct tag8 tg;
@@ -998,7 +551,7 @@ static void spmd_bsmp_large(void *arg)
 	finish(r, h);
 }
 
-static uint64_t ref_bsmp_large(unsigned pid, unsigned v)
+static BP_REF(ref_bsmp_large)
 {
 	unsigned char *buf = malloc(20000);
 	uint64_t h = H0;
@@ -1021,10 +574,11 @@ static uint64_t ref_bsmp_large(unsigned pid, unsigned v)
 
 static void spmd_ident(void *arg)
 {
-	SELF_ARGS(arg);
-	double *ends = r->aux, t0, t1, t2;
+	BP_ARGS(arg);
+	double *ends = run_of(r)->aux, t0, t1, t2;
+	unsigned want_v = run_of(r)->v;
 
-	CHECK(r, bsp_nprocs() == r->v, "bsp_nprocs() = %u, expected %u", bsp_nprocs(), r->v);
+	CHECK(r, bsp_nprocs() == want_v, "bsp_nprocs() = %u, expected %u", bsp_nprocs(), want_v);
 	CHECK(r, p < v, "bsp_pid() = %u", p);
 	t0 = bsp_time();
 	t1 = bsp_time();
@@ -1040,7 +594,7 @@ static void spmd_ident(void *arg)
 	finish(r, mix64(p) + v);
 }
 
-static uint64_t ref_ident(unsigned pid, unsigned v)
+static BP_REF(ref_ident)
 {
 	return mix64(pid) + v;
 }
@@ -1050,8 +604,8 @@ static uint64_t ref_ident(unsigned pid, unsigned v)
  * context accounting. */
 static void spmd_heap(void *arg)
 {
-	SELF_ARGS(arg);
-	void **ptrs = (void **)((char *)r->aux + (size_t)p * AUX_PER_VP);
+	BP_ARGS(arg);
+	void **ptrs = (void **)((char *)run_of(r)->aux + (size_t)p * AUX_PER_VP);
 	size_t mu = pems_current_config()->mu;
 	size_t used0 = pems_context_used(), avail0 = pems_context_avail();
 	unsigned char sbuf[1000], *a, *b, *c, *d;
@@ -1105,7 +659,7 @@ static void spmd_heap(void *arg)
 	finish(r, h);
 }
 
-static uint64_t ref_heap(unsigned pid, unsigned v)
+static BP_REF(ref_heap)
 {
 	unsigned char *b = malloc(70000);
 	uint64_t h;
@@ -1130,7 +684,7 @@ static uint64_t ref_heap(unsigned pid, unsigned v)
 
 static void spmd_ring(void *arg)
 {
-	SELF_ARGS(arg);
+	BP_ARGS(arg);
 	uint64_t x = mix64(p), in = 0, out;
 	bsp_nprocs_t n;
 	bsp_size_t st;
@@ -1159,12 +713,13 @@ static void spmd_ring(void *arg)
 	finish(r, x);
 }
 
-static uint64_t ref_ring(unsigned pid, unsigned v)
+static BP_REF(ref_ring)
 {
+	static const struct bp_harness *memo_hr;
 	static uint64_t *memo;
 	static unsigned memo_v;
 
-	if (memo_v != v) {
+	if (memo_v != v || memo_hr != hr) {
 		uint64_t *out = malloc(v * 8);
 		unsigned s, i;
 
@@ -1176,10 +731,11 @@ static uint64_t ref_ring(unsigned pid, unsigned v)
 			for (i = 0; i < v; i++)
 				out[i] = mix64(memo[i] + s);
 			for (i = 0; i < v; i++)
-				memo[i] ^= out[(i + v - 1) % v];
+				memo[i] ^= out[hr->from(i, v)];
 		}
 		free(out);
 		memo_v = v;
+		memo_hr = hr;
 	}
 	return memo[pid];
 }
@@ -1293,7 +849,7 @@ static void ref_fold(void *out, enum pems_type t, enum pems_op op, unsigned upto
 
 static void spmd_allreduce(void *arg)
 {
-	SELF_ARGS(arg);
+	BP_ARGS(arg);
 	unsigned char in[AR_N * 8], out[AR_N * 8], want[AR_N * 8];
 	int64_t io[2] = { p, -3 * (int64_t)p }, tri = (int64_t)v * (v - 1) / 2;
 	uint64_t h = H0;
@@ -1323,7 +879,7 @@ static void spmd_allreduce(void *arg)
 	finish(r, h);
 }
 
-static uint64_t ref_allreduce(unsigned pid, unsigned v)
+static BP_REF(ref_allreduce)
 {
 	unsigned char out[AR_N * 8];
 	int64_t tri = (int64_t)v * (v - 1) / 2, io[2] = { tri, -3 * tri };
@@ -1369,7 +925,7 @@ static void aff_in(struct aff *in, unsigned p, unsigned v)
 
 static void spmd_allreduce_user(void *arg)
 {
-	SELF_ARGS(arg);
+	BP_ARGS(arg);
 	struct aff in[2], out[2];
 
 	aff_in(in, p, v);
@@ -1378,7 +934,7 @@ static void spmd_allreduce_user(void *arg)
 	finish(r, hash(H0, out, sizeof(out)));
 }
 
-static uint64_t ref_allreduce_user(unsigned pid, unsigned v)
+static BP_REF(ref_allreduce_user)
 {
 	struct aff acc[2], in[2];
 	unsigned q;
@@ -1395,7 +951,7 @@ static uint64_t ref_allreduce_user(unsigned pid, unsigned v)
 /* pems_reduce: only the root's output is written. */
 static void spmd_reduce(void *arg)
 {
-	SELF_ARGS(arg);
+	BP_ARGS(arg);
 	unsigned root1 = v - 1, root2 = v / 2;
 	int64_t in = (int64_t)p * 7 - 3, out = -1, want = 7 * ((int64_t)v * (v - 1) / 2) - 3 * (int64_t)v;
 	double din = 1.0 / (p + 1), dmax = -1, dsum = -1, wsum = 0;
@@ -1421,7 +977,7 @@ static void spmd_reduce(void *arg)
 	finish(r, h);
 }
 
-static uint64_t ref_reduce(unsigned pid, unsigned v)
+static BP_REF(ref_reduce)
 {
 	int64_t want = 7 * ((int64_t)v * (v - 1) / 2) - 3 * (int64_t)v;
 	uint64_t h = H0;
@@ -1432,7 +988,7 @@ static uint64_t ref_reduce(unsigned pid, unsigned v)
 
 static void spmd_broadcast(void *arg)
 {
-	SELF_ARGS(arg);
+	BP_ARGS(arg);
 	unsigned root = v / 3;
 	unsigned char buf[100], *hb = pems_malloc(3000);
 	uint8_t one = p == 0 ? 42 : 0;
@@ -1457,7 +1013,7 @@ static void spmd_broadcast(void *arg)
 	finish(r, h);
 }
 
-static uint64_t ref_broadcast(unsigned pid, unsigned v)
+static BP_REF(ref_broadcast)
 {
 	unsigned char buf[100], hb[3000];
 
@@ -1471,7 +1027,7 @@ static uint64_t ref_broadcast(unsigned pid, unsigned v)
 
 static void spmd_gather(void *arg)
 {
-	SELF_ARGS(arg);
+	BP_ARGS(arg);
 	unsigned root = (v - 1) / 2, i;
 	unsigned char in[GN], *out = pems_malloc((size_t)v * GN), *all = pems_malloc((size_t)v * GN);
 	bool ok = true;
@@ -1499,7 +1055,7 @@ static void spmd_gather(void *arg)
 	finish(r, h);
 }
 
-static uint64_t ref_gather(unsigned pid, unsigned v)
+static BP_REF(ref_gather)
 {
 	static unsigned char *img;
 	static unsigned img_v;
@@ -1572,7 +1128,7 @@ static bool is_identity(const void *x, enum pems_type t, enum pems_op op)
 
 static void spmd_exscan(void *arg)
 {
-	SELF_ARGS(arg);
+	BP_ARGS(arg);
 	unsigned char in[EX_N * 8], out[EX_N * 8];
 	uint64_t h = H0;
 	unsigned ti, oi;
@@ -1598,7 +1154,7 @@ static void spmd_exscan(void *arg)
 	finish(r, h);
 }
 
-static uint64_t ref_exscan(unsigned pid, unsigned v)
+static BP_REF(ref_exscan)
 {
 	static uint64_t *memo;
 	static unsigned memo_v;
@@ -1654,7 +1210,7 @@ static size_t a2a_layout(unsigned p, unsigned v, size_t *rc, size_t *rd)
 
 static void spmd_alltoallv(void *arg)
 {
-	SELF_ARGS(arg);
+	BP_ARGS(arg);
 	size_t *sc = pems_malloc(v * sizeof(size_t)), *sd = pems_malloc(v * sizeof(size_t));
 	size_t *rc = pems_malloc(v * sizeof(size_t)), *rd = pems_malloc(v * sizeof(size_t));
 	size_t off = 0, rlen;
@@ -1692,7 +1248,7 @@ static void spmd_alltoallv(void *arg)
 	finish(r, h);
 }
 
-static uint64_t ref_alltoallv(unsigned pid, unsigned v)
+static BP_REF(ref_alltoallv)
 {
 	size_t *rc = malloc(v * sizeof(size_t)), *rd = malloc(v * sizeof(size_t)), rlen;
 	unsigned char *img;
@@ -1720,7 +1276,7 @@ static size_t xc_n(unsigned i, unsigned j)
 
 static void spmd_exchange(void *arg)
 {
-	SELF_ARGS(arg);
+	BP_ARGS(arg);
 	size_t *sc = pems_malloc(v * sizeof(size_t)), *rcn = pems_malloc(v * sizeof(size_t));
 	size_t off = 0, pos, rbytes = 12345, want = 0, total = 0, sent, wtotal = 0;
 	unsigned char *sendbuf, *rb = NULL, three[3];
@@ -1770,7 +1326,7 @@ static void spmd_exchange(void *arg)
 	finish(r, h);
 }
 
-static uint64_t ref_exchange(unsigned pid, unsigned v)
+static BP_REF(ref_exchange)
 {
 	size_t *rcn = malloc(v * sizeof(size_t)), n = 0, pos = 0;
 	unsigned char *img;
@@ -1798,19 +1354,19 @@ struct bsp_case {
 	const char *suite;	/* area */
 	const char *name;	/* behaviour */
 	void (*fn)(void *);
-	uint64_t (*ref)(unsigned pid, unsigned v);	/* sequential reference */
+	BP_REF((*ref));		/* sequential reference */
 	unsigned tiers;		/* configurations it runs on (cost) */
 };
 
 static const struct bsp_case cases[] = {
-	{ "registration", "areas_match_by_registration_order", spmd_reg_order, ref_reg_order, T_MOST },
-	{ "registration", "push_pop_stack_and_repush_take_effect_at_sync", spmd_push_pop, ref_push_pop, T_MOST },
+	{ "registration", "areas_match_by_registration_order", bp_reg_order, bp_ref_reg_order, T_MOST },
+	{ "registration", "push_pop_stack_and_repush_take_effect_at_sync", bp_push_pop, bp_ref_push_pop, T_MOST },
 	{ "drma_put", "put_copies_source_at_call_time", spmd_put_copies, ref_put_copies, T_MOST },
 	{ "drma_put", "put_lands_at_next_sync_at_offset", spmd_put_next_step, ref_put_next_step, T_MOST },
-	{ "drma_put", "puts_from_all_vps_to_one_area", spmd_puts_to_one, ref_puts_to_one, T_MOST },
-	{ "drma_put", "overlapping_puts_last_writer_in_pid_then_issue_order", spmd_put_overlap, ref_put_overlap, T_ALL },
-	{ "drma_get", "get_sees_end_of_superstep_value_before_puts", spmd_get_value, ref_get_value, T_MOST },
-	{ "drma_get", "get_reads_heap_stack_and_libc_memory_of_spilled_vp", spmd_get_disk, ref_get_disk, T_ALL },
+	{ "drma_put", "puts_from_all_vps_to_one_area", bp_puts_to_one, bp_ref_puts_to_one, T_MOST },
+	{ "drma_put", "overlapping_puts_last_writer_in_pid_then_issue_order", bp_put_overlap, bp_ref_put_overlap, T_ALL },
+	{ "drma_get", "get_sees_end_of_superstep_value_before_puts", bp_get_value, bp_ref_get_value, T_MOST },
+	{ "drma_get", "get_reads_heap_stack_and_libc_memory_of_spilled_vp", bp_get_disk, bp_ref_get_disk, T_ALL },
 	{ "drma_get", "hpput_hpget_same_semantics", spmd_hp, ref_hp, T_MOST },
 	{ "bsmp", "set_tagsize_returns_old_and_takes_effect_at_sync", spmd_tagsize, ref_tagsize, T_MOST },
 	{ "bsmp", "queue_in_source_then_issue_order_with_qsize", spmd_queue, ref_queue, T_ALL },
@@ -1836,12 +1392,13 @@ START_TEST(spmd_case)
 	const struct bsp_case *bc = &cases[_i / NCFG];
 	const struct spmd_cfg *c = &cfgs[_i % NCFG];
 	struct run *r = calloc(1, sizeof(*r));
-	uint64_t *want, expect = 0;
+	uint64_t *want, expect;
 	struct pems_stats st;
 	unsigned i;
 	int rc;
 
 	ck_assert_ptr_nonnull(r);
+	r->base.hr = &one_process;
 	r->v = c->v;
 	r->vals = malloc(c->v * sizeof(uint64_t));
 	r->aux = calloc(c->v, AUX_PER_VP);
@@ -1858,13 +1415,9 @@ START_TEST(spmd_case)
 	ck_assert_msg(atomic_load(&r->bad) == 0, "%s [%s]: %u failed checks; first: %s", bc->name,
 		      c->name, atomic_load(&r->bad), r->why);
 	ck_assert_msg(r->done, "%s [%s]: VP 0 did not reach the end", bc->name, c->name);
-	for (i = 0; i < c->v; i++) {
-		want[i] = bc->ref(i, c->v);
-		expect += fold(i, want[i]);
-	}
+	expect = bp_expect(bc->ref, &one_process, c->v, want);
 	if (r->sum != expect) {
-		for (i = 0; i < c->v && r->vals[i] == want[i]; i++)
-			;
+		i = bp_first_diff(r->vals, want, c->v);
 		ck_abort_msg("%s [%s]: checksum %016llx, reference %016llx; first difference on VP %u: %016llx vs %016llx",
 			     bc->name, c->name, (unsigned long long)r->sum, (unsigned long long)expect, i,
 			     (unsigned long long)(i < c->v ? r->vals[i] : 0),
@@ -2212,13 +1765,36 @@ END_TEST
 
 static char fa_path[4200];
 
+/* Start the first @n pieces of VP @owner's region as transfers, piece i
+ * being bytes [cut[i], cut[i+1]) at @b + cut[i]; abort if one is refused. */
+static void fa_start(int h, bool write, unsigned char *b, const size_t *cut, size_t n,
+		     unsigned owner, struct pems_file_aio *aio)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (pems_file_start(h, write, b + cut[i], cut[i + 1] - cut[i],
+				    FA_OFF + (uint64_t)owner * FA_LEN + cut[i], &aio[i]))
+			bsp_abort("bad: pems_file_start (%s %zu)", write ? "write" : "read", i);
+}
+
+/* Wait for the @n transfers fa_start started; each moves its whole piece. */
+static void fa_wait(bool write, const size_t *cut, size_t n, struct pems_file_aio *aio)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (pems_file_wait(&aio[i]) != (long long)(cut[i + 1] - cut[i]))
+			bsp_abort("bad: pems_file_wait (%s %zu)", write ? "write" : "read", i);
+}
+
 /* Superstep 1: each VP writes its region in three transfers, all in
  * flight at once; superstep 2: it reads its neighbour's region, two
  * transfers asynchronously and one with pems_file_read, and compares. */
 static void spmd_file_async(void *arg)
 {
 	unsigned v = bsp_nprocs(), p = bsp_pid(), t = (p + 1) % v;
-	size_t cut[4] = { 0, MiB + 13, 2 * MiB + 5000, FA_LEN }, i;
+	size_t cut[4] = { 0, MiB + 13, 2 * MiB + 5000, FA_LEN };
 	unsigned char *buf = pems_malloc(FA_LEN + PEMS_PAGE);
 	unsigned char *b = buf + FA_OFF % PEMS_PAGE;	/* aligned like the file offset */
 	struct pems_file_aio aio[3];
@@ -2230,27 +1806,17 @@ static void spmd_file_async(void *arg)
 	if (h < 0)
 		bsp_abort("bad: pems_file_open: %d", h);
 	pfill(b, p, 91, 0, FA_LEN);
-	for (i = 0; i < 3; i++)
-		if (pems_file_start(h, true, b + cut[i], cut[i + 1] - cut[i],
-				    FA_OFF + (uint64_t)p * FA_LEN + cut[i], &aio[i]))
-			bsp_abort("bad: pems_file_start (write %zu)", i);
-	for (i = 0; i < 3; i++)
-		if (pems_file_wait(&aio[i]) != (long long)(cut[i + 1] - cut[i]))
-			bsp_abort("bad: pems_file_wait (write %zu)", i);
+	fa_start(h, true, b, cut, 3, p, aio);
+	fa_wait(true, cut, 3, aio);
 	pems_file_close(h);
 	bsp_sync();
 	h = pems_file_open(fa_path, O_RDONLY, 0);
 	memset(buf, 0, FA_LEN + PEMS_PAGE);
-	for (i = 0; i < 2; i++)
-		if (pems_file_start(h, false, b + cut[i], cut[i + 1] - cut[i],
-				    FA_OFF + (uint64_t)t * FA_LEN + cut[i], &aio[i]))
-			bsp_abort("bad: pems_file_start (read %zu)", i);
+	fa_start(h, false, b, cut, 2, t, aio);
 	if (pems_file_read(h, b + cut[2], FA_LEN - cut[2], FA_OFF + (uint64_t)t * FA_LEN + cut[2]) !=
 	    (long long)(FA_LEN - cut[2]))
 		bsp_abort("bad: pems_file_read");
-	for (i = 0; i < 2; i++)
-		if (pems_file_wait(&aio[i]) != (long long)(cut[i + 1] - cut[i]))
-			bsp_abort("bad: pems_file_wait (read %zu)", i);
+	fa_wait(false, cut, 2, aio);
 	if (!pequal(b, t, 91, 0, FA_LEN))
 		bsp_abort("bad: VP %u read VP %u's region wrong", p, t);
 	/* a read past the end comes back short, as pems_file_read's */
@@ -2307,25 +1873,31 @@ END_TEST
 
 /* ================= suites ================= */
 
+_Static_assert(NCFG <= 32, "spmd_add_loops takes the configurations as a 32-bit mask");
+
+/* The configurations (bit k: cfgs[k]) case @bc is cheap enough for;
+ * PEMS_TEST_REDUCED=1: only those of fewer than 256 VPs (every case
+ * still runs, on 9 of the 13 configurations). */
+static uint32_t case_cfgs(const struct bsp_case *bc)
+{
+	uint32_t keep = 0;
+	unsigned k;
+
+	for (k = 0; k < NCFG; k++)
+		if ((bc->tiers & cfg_tier(&cfgs[k])) && !(spmd_reduced() && cfgs[k].v >= 256))
+			keep |= 1u << k;
+	return keep;
+}
+
 static Suite *bsp_suite(const char *area)
 {
 	Suite *s = suite_create(area);
-	unsigned ci, k;
+	unsigned ci;
 
-	for (ci = 0; ci < NCASES; ci++) {
-		TCase *tc;
-
-		if (strcmp(cases[ci].suite, area))
-			continue;
-		tc = tcase_create(cases[ci].name);
-		tcase_set_timeout(tc, 120);
-		for (k = 0; k < NCFG; k++)
-			if ((cases[ci].tiers & cfg_tier(&cfgs[k])) &&
-			    !(reduced() && cfgs[k].v >= 256))
-				tcase_add_loop_test(tc, spmd_case, (int)(ci * NCFG + k),
-						    (int)(ci * NCFG + k + 1));
-		suite_add_tcase(s, tc);
-	}
+	for (ci = 0; ci < NCASES; ci++)
+		if (!strcmp(cases[ci].suite, area))
+			spmd_add_loops(s, cases[ci].name, spmd_case, ci * NCFG, NCFG,
+				       case_cfgs(&cases[ci]));
 	return s;
 }
 

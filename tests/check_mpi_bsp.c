@@ -7,19 +7,21 @@
  * and calls pems_spmd the same number of times.
  *
  * Every SPMD program (struct mpi_case) runs on every configuration
- * (struct mt_cfg: v = 4, 7, 13, 64, 256; v not a multiple of the ranks
+ * (struct spmd_cfg: v = 4, 7, 13, 64, 256; v not a multiple of the ranks
  * in most, one VP per rank for v = 4 on 4 ranks; the least budget the
  * runtime accepts, so that every context goes to disk after every
  * superstep, v*mu >= 8*M for v = 256).
  * Targets are chosen so that most traffic crosses ranks (VP p talks to
- * p + v/2 + 1).  Each VP checks what it can locally (CHECK) and reduces
- * what it observed to one 64-bit value; mt_finish (mpi_test.h) combines
- * them into a digest with pems_allreduce and hands every value to every
- * rank with pems_allgather.  The test compares the digest with the one a
- * sequential reference in this file computes from first principles
- * (mpi_case.ref), so a pass means "the same as one rank, the same as the
- * BSP semantics", whatever the number of ranks.  Spilling configurations
- * also assert that contexts were written and read back.
+ * p + v/2 + 1, bp_far).  Each VP checks what it can locally (CHECK) and
+ * reduces what it observed to one 64-bit value; mt_finish (mpi_test.h)
+ * combines them into a digest with pems_allreduce and hands every value
+ * to every rank with pems_allgather.  The test compares the digest with
+ * the one a sequential reference computes from first principles
+ * (mpi_case.ref_vp or .ref), so a pass means "the same as one rank, the
+ * same as the BSP semantics", whatever the number of ranks.  Spilling
+ * configurations also assert that contexts were written and read back.
+ * The programs that check_bsp.c runs too, with the next VP as partner,
+ * are in bsp_programs.h; those here are the MPI test's own.
  * PEMS_TEST_TIMES=1 prints the seconds of every run (rank 0);
  * PEMS_TEST_REDUCED=1 (set by make tsan) leaves out v = 256.
  */
@@ -29,7 +31,7 @@
 
 /* ---- configurations ---- */
 
-static const struct mt_cfg cfgs[] = {
+static const struct spmd_cfg cfgs[] = {
 	/* 7 VPs: 1+2+2+2 on 4 ranks, 3+4 on 2 */
 	{ "v7-k2-uring-spill", 7, 2, 1 * MiB, 0, PEMS_IO_KIND_URING, true },
 	/* one VP per rank on 4 ranks; everything resident, big chunks */
@@ -41,50 +43,22 @@ static const struct mt_cfg cfgs[] = {
 };
 #define NCFG (sizeof(cfgs) / sizeof(cfgs[0]))
 
-#define SELF_ARGS(arg)							\
-	struct mt_run *r = (arg);					\
-	unsigned v = bsp_nprocs(), p = bsp_pid();			\
-	unsigned t = far_of(p, v), src = far_src(p, v);			\
-	(void)r; (void)t; (void)src
-
-/* The partner of VP p: half the machine away, so on another rank for
- * most p when there are several ranks.  far_src is its inverse. */
-static unsigned far_of(unsigned p, unsigned v)
-{
-	return (p + v / 2 + 1) % v;
-}
-
-static unsigned far_src(unsigned p, unsigned v)
-{
-	return (p + v - (v / 2 + 1) % v) % v;
-}
-
-static unsigned next_of(unsigned p, unsigned v)
-{
-	return (p + 1) % v;
-}
-
-static unsigned prev_of(unsigned p, unsigned v)
-{
-	return (p + v - 1) % v;
-}
-
 /* ================= layout ================= */
 
 /* VP p lives on rank r with v*r/n <= p < v*(r+1)/n; bsp_nprocs is v. */
 static void spmd_layout(void *arg)
 {
-	SELF_ARGS(arg);
+	BP_ARGS(arg);
 	unsigned rk = pems_rank(), n = pems_nranks();
 
-	CHECK(r, v == r->v, "bsp_nprocs() = %u, expected %u", v, r->v);
+	CHECK(r, v == mt_run_of(r)->v, "bsp_nprocs() = %u, expected %u", v, mt_run_of(r)->v);
 	CHECK(r, n == mt_w.nranks, "pems_nranks() = %u inside the SPMD section, %u outside", n,
 	      mt_w.nranks);
 	CHECK(r, mt_first(v, rk, n) <= p && p < mt_first(v, rk + 1, n),
 	      "VP %u runs on rank %u of %u, which hosts [%u, %u)", p, rk, n, mt_first(v, rk, n),
 	      mt_first(v, rk + 1, n));
 	bsp_sync();
-	mt_finish(r, hash_u64(hash_u64(MT_H0, p), v));
+	mt_finish(r, hash_u64(hash_u64(H0, p), v));
 }
 
 static void ref_layout(unsigned v, uint64_t *out)
@@ -92,142 +66,7 @@ static void ref_layout(unsigned v, uint64_t *out)
 	unsigned i;
 
 	for (i = 0; i < v; i++)
-		out[i] = hash_u64(hash_u64(MT_H0, i), v);
-}
-
-/* ================= registration ================= */
-
-#define RO_A 24
-#define RO_S 40
-#define RO_B 32
-#define RO_C 56
-
-static void ro_expect(unsigned char *a, unsigned char *s, unsigned char *b, unsigned char *c,
-		      unsigned from)
-{
-	uint64_t x = 1000 + from;
-
-	memcpy(a + 8, &x, 8);
-	x++;
-	memcpy(s + 16, &x, 8);
-	x++;
-	memcpy(b, &x, 8);
-	x++;
-	memcpy(c + 48, &x, 8);
-}
-
-static uint64_t ro_hash(const void *a, const void *s, const void *b, const void *c)
-{
-	uint64_t h = hash(MT_H0, a, RO_A);
-
-	h = hash(h, s, RO_S);
-	h = hash(h, b, RO_B);
-	return hash(h, c, RO_C);
-}
-
-/* Areas at different addresses on every VP (context heap, stack, libc
- * heap), on different ranks, are matched by registration order. */
-static void spmd_reg_order(void *arg)
-{
-	SELF_ARGS(arg);
-	unsigned char s[RO_S];
-	unsigned char *a = pems_calloc(1, RO_A), *b = calloc(1, RO_B), *c = pems_calloc(1, RO_C);
-	uint64_t x, h;
-
-	memset(s, 0, sizeof(s));
-	bsp_push_reg(a, RO_A);
-	bsp_push_reg(s, RO_S);
-	bsp_push_reg(b, RO_B);
-	bsp_push_reg(c, RO_C);
-	bsp_sync();
-	x = 1000 + p;
-	bsp_put(t, &x, a, 8, 8);
-	x++;
-	bsp_put(t, &x, s, 16, 8);
-	x++;
-	bsp_put(t, &x, b, 0, 8);
-	x++;
-	bsp_put(t, &x, c, 48, 8);
-	bsp_sync();
-	h = ro_hash(a, s, b, c);
-	bsp_pop_reg(s);
-	bsp_pop_reg(a);
-	bsp_pop_reg(c);
-	bsp_pop_reg(b);
-	bsp_sync();
-	pems_free(a);
-	free(b);
-	pems_free(c);
-	mt_finish(r, h);
-}
-
-static void ref_reg_order(unsigned v, uint64_t *out)
-{
-	unsigned i;
-
-	for (i = 0; i < v; i++) {
-		unsigned char a[RO_A] = { 0 }, s[RO_S] = { 0 }, b[RO_B] = { 0 }, c[RO_C] = { 0 };
-
-		ro_expect(a, s, b, c, far_src(i, v));
-		out[i] = ro_hash(a, s, b, c);
-	}
-}
-
-/* Registrations of one address form a stack; push and pop take effect
- * at the next sync; pop then push again in one superstep. */
-static void spmd_push_pop(void *arg)
-{
-	SELF_ARGS(arg);
-	unsigned char *a = pems_calloc(1, 32), buf[32];
-	uint64_t h = MT_H0;
-
-	bsp_push_reg(a, 8);
-	bsp_push_reg(a, 32);
-	bsp_sync();
-	pfill(buf, p, 1, 0, 32);
-	bsp_put(t, buf, a, 0, 16);
-	bsp_pop_reg(a);			/* the 32-byte one, from the next sync */
-	bsp_put(t, buf + 16, a, 16, 16);	/* so this is still legal */
-	bsp_sync();
-	h = hash(h, a, 32);
-	pfill(buf, p, 2, 0, 8);
-	bsp_put(t, buf, a, 0, 8);	/* only the 8-byte registration is left */
-	bsp_sync();
-	h = hash(h, a, 32);
-	bsp_pop_reg(a);
-	bsp_push_reg(a, 24);
-	pfill(buf, p, 3, 0, 8);
-	bsp_put(t, buf, a, 0, 8);	/* the popped 8-byte one is still in effect */
-	bsp_sync();
-	h = hash(h, a, 32);
-	pfill(buf, p, 4, 0, 16);
-	bsp_put(t, buf, a, 8, 16);	/* needs the new 24-byte registration */
-	bsp_sync();
-	h = hash(h, a, 32);
-	bsp_pop_reg(a);
-	bsp_sync();
-	pems_free(a);
-	mt_finish(r, h);
-}
-
-static void ref_push_pop(unsigned v, uint64_t *out)
-{
-	unsigned i;
-
-	for (i = 0; i < v; i++) {
-		unsigned s = far_src(i, v);
-		unsigned char a[32] = { 0 };
-		uint64_t h = MT_H0;
-
-		pfill(a, s, 1, 0, 32);
-		h = hash(h, a, 32);
-		pfill(a, s, 2, 0, 8);
-		h = hash(h, a, 32);
-		pfill(a, s, 3, 0, 8);
-		h = hash(h, a, 32);
-		pfill(a + 8, s, 4, 0, 16);
-		out[i] = hash(h, a, 32);
-	}
+		out[i] = hash_u64(hash_u64(H0, i), v);
 }
 
 /* ================= DRMA: bsp_put ================= */
@@ -235,47 +74,28 @@ static void ref_push_pop(unsigned v, uint64_t *out)
 #define BIGPUT 100000	/* many message chunks in the spilling configs */
 
 /* A put copies its source at the call; it lands at the next sync (not
- * before, not again), at its offset; a put to oneself too. */
+ * before, not again), at its offset; a put to oneself too.  check_bsp.c
+ * runs these as two programs; here they share one superstep with three
+ * registrations, the copies going to the far partner and the words to
+ * the next VP, so that both kinds of traffic cross ranks at once. */
 static void spmd_put_semantics(void *arg)
 {
-	SELF_ARGS(arg);
-	uint64_t y[2] = { 0, 0 }, w[16], x, h;
-	unsigned char *big = pems_calloc(1, BIGPUT), *s;
-	bool clean = true;
-	unsigned i;
+	BP_ARGS(arg);
+	uint64_t y[2] = { 0, 0 }, w[16], h;
+	unsigned char *big = pems_calloc(1, BIGPUT);
 
 	memset(w, 0, sizeof(w));
 	bsp_push_reg(y, sizeof(y));
 	bsp_push_reg(big, BIGPUT);
 	bsp_push_reg(w, sizeof(w));
 	bsp_sync();
-	x = 1000 + p;
-	bsp_put(t, &x, y, 0, 8);
-	x = 2000 + p;
-	bsp_put(t, &x, y, 8, 8);
-	x = 3;
-	s = pems_malloc(BIGPUT);
-	pfill(s, p, 7, 0, BIGPUT);
-	bsp_put(t, s, big, 0, BIGPUT);
-	pfill(s, p, 8, 0, BIGPUT);	/* too late: the put has copied it */
-	pems_free(s);
-	x = 100 + p;
-	bsp_put(next_of(p, v), &x, w, 8 * (p % 15), 8);
-	x = 7;
-	bsp_put(p, &x, w, 8 * 15, 8);
-	for (i = 0; i < 16; i++)
-		clean &= w[i] == 0;
-	CHECK(r, clean, "a put was applied before bsp_sync");
+	bp_put_copies_issue(t, p, y, big, BIGPUT);
+	bp_put_words_issue(r, bp_next(p, v), p, w);
 	bsp_sync();
-	CHECK(r, y[0] == 1000 + src && y[1] == 2000 + src,
-	      "y = {%llu, %llu}, expected {%u, %u} from VP %u", (unsigned long long)y[0],
-	      (unsigned long long)y[1], 1000 + src, 2000 + src, src);
-	CHECK(r, pequal(big, src, 7, 0, BIGPUT),
-	      "a %d-byte put from VP %u did not deliver the source as it was at the call",
-	      BIGPUT, src);
-	h = hash(hash(hash(MT_H0, y, sizeof(y)), big, BIGPUT), w, sizeof(w));
+	bp_put_copies_check(r, src, y, big, BIGPUT);
+	h = hash(hash(hash(H0, y, sizeof(y)), big, BIGPUT), w, sizeof(w));
 	bsp_sync();
-	CHECK(r, hash(hash(hash(MT_H0, y, sizeof(y)), big, BIGPUT), w, sizeof(w)) == h,
+	CHECK(r, hash(hash(hash(H0, y, sizeof(y)), big, BIGPUT), w, sizeof(w)) == h,
 	      "an area changed in a superstep without puts");
 	bsp_pop_reg(y);
 	bsp_pop_reg(big);
@@ -287,225 +107,16 @@ static void spmd_put_semantics(void *arg)
 
 static void ref_put_semantics(unsigned v, uint64_t *out)
 {
+	uint64_t w[16];
 	unsigned i;
 
 	for (i = 0; i < v; i++) {
-		unsigned s = far_src(i, v), pv = prev_of(i, v);
-		uint64_t y[2] = { 1000 + s, 2000 + s }, w[16] = { 0 };
-
-		w[pv % 15] = 100 + pv;
-		w[15] = 7;
-		out[i] = hash(phash(hash(MT_H0, y, sizeof(y)), s, 7, BIGPUT), w, sizeof(w));
-	}
-}
-
-/* Every VP puts into VP 0 and VP v-1 (on the first and the last rank),
- * and into one more, at offset 8*pid. */
-static unsigned pto_second(unsigned p, unsigned v)
-{
-	return (p * 31 + 7) % v;
-}
-
-static void spmd_puts_to_one(void *arg)
-{
-	SELF_ARGS(arg);
-	uint64_t *all = pems_calloc(v, 8), x, h;
-
-	bsp_push_reg(all, (bsp_size_t)v * 8);
-	bsp_sync();
-	x = mix64(p);
-	bsp_put(0, &x, all, (bsp_size_t)p * 8, 8);
-	x = mix64(p) + 1;
-	bsp_put(v - 1, &x, all, (bsp_size_t)p * 8, 8);
-	x = mix64(p) + 2;
-	bsp_put(pto_second(p, v), &x, all, (bsp_size_t)p * 8, 8);
-	bsp_sync();
-	h = hash(MT_H0, all, (size_t)v * 8);
-	bsp_pop_reg(all);
-	bsp_sync();
-	pems_free(all);
-	mt_finish(r, h);
-}
-
-static void ref_puts_to_one(unsigned v, uint64_t *out)
-{
-	uint64_t *all = calloc(v, 8);
-	unsigned i, s;
-
-	for (i = 0; i < v; i++) {
-		memset(all, 0, (size_t)v * 8);
-		for (s = 0; s < v; s++) {	/* issue order: the last one wins */
-			if (i == 0)
-				all[s] = mix64(s);
-			if (i == v - 1)
-				all[s] = mix64(s) + 1;
-			if (pto_second(s, v) == i)
-				all[s] = mix64(s) + 2;
-		}
-		out[i] = hash(MT_H0, all, (size_t)v * 8);
-	}
-	free(all);
-}
-
-/* Overlapping puts from VPs on several ranks: applied in (source pid,
- * issue order), so the last writer in that order wins. */
-#define OV 64
-
-static unsigned ov_target(unsigned p, unsigned v, unsigned j)
-{
-	return j == 0 ? 0 : j == 1 ? far_of(p, v) : (p * 7 + 3) % v;
-}
-
-static void spmd_put_overlap(void *arg)
-{
-	SELF_ARGS(arg);
-	unsigned char a[OV], buf[24];
-	unsigned j;
-	uint64_t h;
-
-	memset(a, 0, sizeof(a));
-	bsp_push_reg(a, OV);
-	bsp_sync();
-	for (j = 0; j < 3; j++) {
-		unsigned tt = ov_target(p, v, j);
-
-		pfill(buf, p, 10 + j, 0, 24);
-		bsp_put(tt, buf, a, (p * 5 + tt) % 41, 24);
-		pfill(buf, p, 20 + j, 0, 16);
-		bsp_put(tt, buf, a, (p * 3 + j) % 49, 16);
-	}
-	bsp_sync();
-	h = hash(MT_H0, a, OV);
-	bsp_pop_reg(a);
-	bsp_sync();
-	mt_finish(r, h);
-}
-
-static void ref_put_overlap(unsigned v, uint64_t *out)
-{
-	unsigned i, s, j;
-
-	for (i = 0; i < v; i++) {
-		unsigned char a[OV] = { 0 };
-
-		for (s = 0; s < v; s++)
-			for (j = 0; j < 3; j++) {
-				if (ov_target(s, v, j) != i)
-					continue;
-				pfill(a + (s * 5 + i) % 41, s, 10 + j, 0, 24);
-				pfill(a + (s * 3 + j) % 49, s, 20 + j, 0, 16);
-			}
-		out[i] = hash(MT_H0, a, OV);
+		bp_put_words_ref(w, bp_prev(i, v));
+		out[i] = hash(bp_put_copies_ref(H0, bp_far_src(i, v), BIGPUT), w, sizeof(w));
 	}
 }
 
 /* ================= DRMA: bsp_get ================= */
-
-/* A get from a VP on another rank reads the value at the end of the
- * superstep (after its local writes, before that superstep's puts) and
- * writes its destination only at the sync. */
-static void spmd_get_value(void *arg)
-{
-	SELF_ARGS(arg);
-	uint64_t *x = pems_malloc(8), y = 1, z = 1, val, h;
-
-	*x = 100 + p;
-	bsp_push_reg(x, 8);
-	bsp_sync();
-	bsp_get(t, x, 0, &y, 8);
-	val = 500 + p;
-	bsp_put(t, &val, x, 0, 8);
-	*x = 200 + p;		/* after the get was issued: the get sees this */
-	bsp_get(p, x, 0, &z, 8);
-	CHECK(r, y == 1 && z == 1, "a get wrote its destination before bsp_sync");
-	bsp_sync();
-	CHECK(r, y == 200 + t, "bsp_get from VP %u gave %llu, expected %u (its value at the end of the superstep, before the puts)",
-	      t, (unsigned long long)y, 200 + t);
-	CHECK(r, z == 200 + p, "bsp_get from itself gave %llu, expected %u",
-	      (unsigned long long)z, 200 + p);
-	CHECK(r, *x == 500 + src, "the put from VP %u gave %llu, expected %u", src,
-	      (unsigned long long)*x, 500 + src);
-	h = hash_u64(hash_u64(hash_u64(MT_H0, y), z), *x);
-	bsp_pop_reg(x);
-	bsp_sync();
-	pems_free(x);
-	mt_finish(r, h);
-}
-
-static void ref_get_value(unsigned v, uint64_t *out)
-{
-	unsigned i;
-
-	for (i = 0; i < v; i++)
-		out[i] = hash_u64(hash_u64(hash_u64(MT_H0, 200 + far_of(i, v)), 200 + i),
-				  500 + far_src(i, v));
-}
-
-/* Gets from the context heap, the stack and libc memory of a VP on
- * another rank whose context is on disk (spilling configurations). */
-#define GH 60000
-#define GS 3000
-#define GL 5000
-
-static void spmd_get_disk(void *arg)
-{
-	SELF_ARGS(arg);
-	unsigned char s[GS], d3[2000];
-	unsigned char *hp = pems_malloc(GH), *lp = malloc(GL), *d1, *d2, *d4;
-	uint64_t h;
-
-	pfill(hp, p, 3, 0, GH);
-	pfill(s, p, 4, 0, GS);
-	pfill(lp, p, 5, 0, GL);
-	bsp_push_reg(hp, GH);
-	bsp_push_reg(s, GS);
-	bsp_push_reg(lp, GL);
-	bsp_sync();
-	bsp_sync();	/* with the least budget every context is on disk now */
-	d1 = pems_malloc(9000);
-	d2 = pems_malloc(GH);
-	d4 = pems_malloc(3000);
-	memset(d3, 0, sizeof(d3));
-	bsp_get(t, hp, 4000, d1, 9000);
-	bsp_get(t, hp, 0, d2, GH);
-	bsp_get(t, s, 100, d3, 2000);
-	bsp_get(t, lp, 1234, d4, 3000);
-	bsp_sync();
-	CHECK(r, pequal(d1, t, 3, 4000, 9000), "heap bytes [4000, 13000) of VP %u are wrong", t);
-	CHECK(r, pequal(d2, t, 3, 0, GH), "heap bytes [0, %d) of VP %u are wrong", GH, t);
-	CHECK(r, pequal(d3, t, 4, 100, 2000), "stack bytes of VP %u are wrong", t);
-	CHECK(r, pequal(d4, t, 5, 1234, 3000), "libc-heap bytes of VP %u are wrong", t);
-	h = hash(hash(hash(hash(MT_H0, d1, 9000), d2, GH), d3, 2000), d4, 3000);
-	bsp_pop_reg(hp);
-	bsp_pop_reg(s);
-	bsp_pop_reg(lp);
-	bsp_sync();
-	pems_free(d1);
-	pems_free(d2);
-	pems_free(d4);
-	pems_free(hp);
-	free(lp);
-	mt_finish(r, h);
-}
-
-static void ref_get_disk(unsigned v, uint64_t *out)
-{
-	unsigned i;
-
-	for (i = 0; i < v; i++) {
-		unsigned tt = far_of(i, v);
-		uint64_t h = MT_H0;
-		unsigned char b[9000];
-
-		pfill(b, tt, 3, 4000, 9000);
-		h = hash(h, b, 9000);
-		h = phash(h, tt, 3, GH);
-		pfill(b, tt, 4, 100, 2000);
-		h = hash(h, b, 2000);
-		pfill(b, tt, 5, 1234, 3000);
-		out[i] = hash(h, b, 3000);
-	}
-}
 
 /* Every VP gets one word from each of min(v, GM_N) VPs spread over the
  * machine (most of them remote), and a block from its partner: requests
@@ -531,7 +142,7 @@ static unsigned gm_src(unsigned p, unsigned v, unsigned i)
 
 static void spmd_get_many(void *arg)
 {
-	SELF_ARGS(arg);
+	BP_ARGS(arg);
 	uint64_t *tbl = pems_malloc((size_t)v * 8), *got = pems_calloc(v, 8), blk[8], h;
 	unsigned i, j, nb = v < 8 ? v : 8, n = gm_n(v);
 
@@ -550,7 +161,7 @@ static void spmd_get_many(void *arg)
 		j = gm_src(p, v, i);
 		CHECK(r, got[i] == gm_word(j, (p + j) % v), "get from VP %u gave the wrong word", j);
 	}
-	h = hash(hash(MT_H0, got, (size_t)v * 8), blk, sizeof(blk));
+	h = hash(hash(H0, got, (size_t)v * 8), blk, sizeof(blk));
 	bsp_pop_reg(tbl);
 	bsp_sync();
 	pems_free(tbl);
@@ -571,8 +182,8 @@ static void ref_get_many(unsigned v, uint64_t *out)
 		}
 		memset(blk, 0, sizeof(blk));
 		for (j = 0; j < nb; j++)
-			blk[j] = gm_word(far_of(i, v), j);
-		out[i] = hash(hash(MT_H0, got, (size_t)v * 8), blk, sizeof(blk));
+			blk[j] = gm_word(bp_far(i, v), j);
+		out[i] = hash(hash(H0, got, (size_t)v * 8), blk, sizeof(blk));
 	}
 	free(got);
 }
@@ -586,10 +197,10 @@ static void ref_get_many(unsigned v, uint64_t *out)
 static void sq_msg(unsigned s, unsigned v, unsigned j, unsigned *dst, size_t *len)
 {
 	switch (j) {
-	case 0: *dst = far_of(s, v); *len = 0; break;
-	case 1: *dst = next_of(s, v); *len = 37 + s % 50; break;
+	case 0: *dst = bp_far(s, v); *len = 0; break;
+	case 1: *dst = bp_next(s, v); *len = 37 + s % 50; break;
 	case 2: *dst = s; *len = 3000 + (s * 131) % 5000; break;
-	default: *dst = far_of(s, v); *len = 70000; break;	/* many chunks */
+	default: *dst = bp_far(s, v); *len = 70000; break;	/* many chunks */
 	}
 }
 
@@ -604,12 +215,12 @@ static uint64_t sq_consume_hash(uint64_t h, unsigned n, uint64_t tag, size_t len
 
 static void spmd_send_queue(void *arg)
 {
-	SELF_ARGS(arg);
+	BP_ARGS(arg);
 	size_t ts = 8, status, len, acc, want_acc = 0;
 	unsigned char *buf = pems_malloc(70000), mv[100];
 	bsp_nprocs_t np;
 	unsigned j, s, n, want_n = 0, d;
-	uint64_t tag, h = MT_H0;
+	uint64_t tag, h = H0;
 	uint32_t t4;
 	void *tp = NULL, *pp = NULL;
 
@@ -678,16 +289,16 @@ static void spmd_send_queue(void *arg)
 	bsp_sync();
 	t4 = 0xabcd0000u | p;
 	tag = mix64(p);
-	bsp_send(next_of(p, v), &t4, &tag, 8);
+	bsp_send(bp_next(p, v), &t4, &tag, 8);
 	bsp_sync();
 	/* step 4: one message from prev with a 4-byte tag */
 	t4 = 0;
 	tag = 0;
 	bsp_get_tag(&status, &t4);
-	CHECK(r, status == 8 && t4 == (0xabcd0000u | prev_of(p, v)),
+	CHECK(r, status == 8 && t4 == (0xabcd0000u | bp_prev(p, v)),
 	      "4-byte tag message: status %zu tag %#x", status, t4);
 	bsp_move(&tag, 8);
-	CHECK(r, tag == mix64(prev_of(p, v)), "4-byte tag message: wrong payload");
+	CHECK(r, tag == mix64(bp_prev(p, v)), "4-byte tag message: wrong payload");
 	h = hash_u64(hash_u64(h, t4), tag);
 	bsp_sync();
 	/* step 5: messages last one superstep */
@@ -704,9 +315,9 @@ static void ref_send_queue(unsigned v, uint64_t *out)
 	size_t len;
 
 	for (i = 0; i < v; i++) {
-		uint64_t h = MT_H0;
+		uint64_t h = H0;
 
-		pfill(buf, far_src(i, v), 90, 0, 16);
+		pfill(buf, bp_far_src(i, v), 90, 0, 16);
 		h = hash(h, buf, 16);
 		for (s = 0, n = 0; s < v; s++)
 			for (j = 0; j < SQ_N; j++) {
@@ -716,8 +327,8 @@ static void ref_send_queue(unsigned v, uint64_t *out)
 				pfill(buf, s, 100 + j, 0, len);
 				h = sq_consume_hash(h, n++, (uint64_t)s << 16 | j, len, buf);
 			}
-		h = hash_u64(h, 0xabcd0000u | prev_of(i, v));
-		out[i] = hash_u64(h, mix64(prev_of(i, v)));
+		h = hash_u64(h, 0xabcd0000u | bp_prev(i, v));
+		out[i] = hash_u64(h, mix64(bp_prev(i, v)));
 	}
 	free(buf);
 }
@@ -771,116 +382,129 @@ static void ar_of(unsigned p, struct ar_in *a)
 
 #define SENT 0x5eu	/* "not written" marker byte */
 
+/* What spmd_allreduce obtains on a VP; rsum and rmin are written on
+ * their roots only (SENT bytes elsewhere). */
+struct ar_out {
+	int64_t i64[9];		/* SUM, MIN, MAX of three */
+	uint64_t u64[3];	/* SUM, PROD, MAX (in place) */
+	int32_t i32;		/* MIN */
+	double dbl;		/* SUM */
+	float flt;		/* MAX */
+	struct m2 mo[2];	/* the user op, in VP order */
+	uint64_t rsum[5];	/* reduce SUM to VP v-1 */
+	int64_t rmin;		/* reduce MIN to VP v/2 */
+};
+
+/* The value a VP reports for @o (field by field: no padding bytes). */
+static uint64_t ar_digest(const struct ar_out *o)
+{
+	uint64_t h = H0;
+
+	h = hash(h, o->i64, sizeof(o->i64));
+	h = hash(h, o->u64, sizeof(o->u64));
+	h = hash(h, &o->i32, sizeof(o->i32));
+	h = hash(h, &o->dbl, sizeof(o->dbl));
+	h = hash(h, &o->flt, sizeof(o->flt));
+	h = hash(h, o->mo, sizeof(o->mo));
+	h = hash(h, o->rsum, sizeof(o->rsum));
+	return hash(h, &o->rmin, sizeof(o->rmin));
+}
+
 /* allreduce over every type and op (sums exact, so any combining order
  * gives the same bits), a non-commutative user op (VP order), reduce to
  * roots on the last rank and in the middle. */
 static void spmd_allreduce(void *arg)
 {
-	SELF_ARGS(arg);
+	BP_ARGS(arg);
 	struct ar_in a;
-	int64_t i64[9];
-	uint64_t u64[3], rsum[5], rin[5];
-	int32_t i32;
-	double dbl;
-	float flt;
-	struct m2 m[2], mo[2];
-	int64_t rmin;
-	uint64_t h = MT_H0;
+	struct ar_out o;
+	struct m2 m[2];
+	uint64_t rin[5];
 	unsigned j;
 
 	ar_of(p, &a);
-	pems_allreduce(a.i64, i64, 3, PEMS_INT64, PEMS_SUM);
-	pems_allreduce(a.i64, i64 + 3, 3, PEMS_INT64, PEMS_MIN);
-	pems_allreduce(a.i64, i64 + 6, 3, PEMS_INT64, PEMS_MAX);
-	pems_allreduce(a.u64, u64, 1, PEMS_UINT64, PEMS_SUM);
-	pems_allreduce(a.u64 + 1, u64 + 1, 1, PEMS_UINT64, PEMS_PROD);
-	u64[2] = a.u64[0];
-	pems_allreduce(&u64[2], &u64[2], 1, PEMS_UINT64, PEMS_MAX);	/* in place */
-	pems_allreduce(&a.i32, &i32, 1, PEMS_INT32, PEMS_MIN);
-	pems_allreduce(&a.dbl, &dbl, 1, PEMS_DOUBLE, PEMS_SUM);
-	pems_allreduce(&a.flt, &flt, 1, PEMS_FLOAT, PEMS_MAX);
+	pems_allreduce(a.i64, o.i64, 3, PEMS_INT64, PEMS_SUM);
+	pems_allreduce(a.i64, o.i64 + 3, 3, PEMS_INT64, PEMS_MIN);
+	pems_allreduce(a.i64, o.i64 + 6, 3, PEMS_INT64, PEMS_MAX);
+	pems_allreduce(a.u64, o.u64, 1, PEMS_UINT64, PEMS_SUM);
+	pems_allreduce(a.u64 + 1, o.u64 + 1, 1, PEMS_UINT64, PEMS_PROD);
+	o.u64[2] = a.u64[0];
+	pems_allreduce(&o.u64[2], &o.u64[2], 1, PEMS_UINT64, PEMS_MAX);	/* in place */
+	pems_allreduce(&a.i32, &o.i32, 1, PEMS_INT32, PEMS_MIN);
+	pems_allreduce(&a.dbl, &o.dbl, 1, PEMS_DOUBLE, PEMS_SUM);
+	pems_allreduce(&a.flt, &o.flt, 1, PEMS_FLOAT, PEMS_MAX);
 	m2_of(p, m);
-	pems_allreduce_user(m, mo, 2, sizeof(struct m2), m2_mul);
+	pems_allreduce_user(m, o.mo, 2, sizeof(struct m2), m2_mul);
 	for (j = 0; j < 5; j++)
 		rin[j] = mix64(p * 5 + j);
-	memset(rsum, SENT, sizeof(rsum));
-	pems_reduce(v - 1, rin, rsum, 5, PEMS_UINT64, PEMS_SUM);
-	memset(&rmin, SENT, sizeof(rmin));
-	pems_reduce(v / 2, a.i64, &rmin, 1, PEMS_INT64, PEMS_MIN);
-	h = hash(h, i64, sizeof(i64));
-	h = hash(h, u64, sizeof(u64));
-	h = hash(h, &i32, sizeof(i32));
-	h = hash(h, &dbl, sizeof(dbl));
-	h = hash(h, &flt, sizeof(flt));
-	h = hash(h, mo, sizeof(mo));
-	h = hash(h, rsum, sizeof(rsum));
-	h = hash(h, &rmin, sizeof(rmin));
+	memset(o.rsum, SENT, sizeof(o.rsum));
+	pems_reduce(v - 1, rin, o.rsum, 5, PEMS_UINT64, PEMS_SUM);
+	memset(&o.rmin, SENT, sizeof(o.rmin));
+	pems_reduce(v / 2, a.i64, &o.rmin, 1, PEMS_INT64, PEMS_MIN);
 	if (p != v - 1)
-		CHECK(r, all_bytes(rsum, SENT, sizeof(rsum)), "pems_reduce wrote out on a non-root VP");
-	mt_finish(r, h);
+		CHECK(r, all_bytes(o.rsum, SENT, sizeof(o.rsum)), "pems_reduce wrote out on a non-root VP");
+	mt_finish(r, ar_digest(&o));
+}
+
+/* Every VP's inputs combined in VP order into @o (the roots' view). */
+static void ar_combine(unsigned v, struct ar_out *o)
+{
+	struct ar_in a;
+	struct m2 m[2];
+	unsigned i, j;
+
+	memset(o, 0, sizeof(*o));
+	for (j = 0; j < 3; j++) {
+		o->i64[3 + j] = INT64_MAX;
+		o->i64[6 + j] = INT64_MIN;
+	}
+	o->u64[1] = 1;
+	o->i32 = INT32_MAX;
+	o->flt = -3e38f;
+	o->rmin = INT64_MAX;
+	for (i = 0; i < v; i++) {
+		ar_of(i, &a);
+		for (j = 0; j < 3; j++) {
+			o->i64[j] += a.i64[j];
+			if (a.i64[j] < o->i64[3 + j])
+				o->i64[3 + j] = a.i64[j];
+			if (a.i64[j] > o->i64[6 + j])
+				o->i64[6 + j] = a.i64[j];
+		}
+		o->u64[0] += a.u64[0];
+		o->u64[1] *= a.u64[1];
+		if (a.u64[0] > o->u64[2])
+			o->u64[2] = a.u64[0];
+		if (a.i32 < o->i32)
+			o->i32 = a.i32;
+		o->dbl += a.dbl;
+		if (a.flt > o->flt)
+			o->flt = a.flt;
+		m2_of(i, m);
+		if (i == 0)
+			memcpy(o->mo, m, sizeof(o->mo));
+		else
+			m2_mul(o->mo, m, 2);
+		for (j = 0; j < 5; j++)
+			o->rsum[j] += mix64(i * 5 + j);
+		if (a.i64[0] < o->rmin)
+			o->rmin = a.i64[0];
+	}
 }
 
 static void ref_allreduce(unsigned v, uint64_t *out)
 {
-	struct ar_in a;
-	int64_t i64[9];
-	uint64_t u64[3] = { 0, 1, 0 }, rsum[5] = { 0 }, rs[5], h;
-	int32_t i32 = INT32_MAX;
-	double dbl = 0;
-	float flt = -3e38f;
-	struct m2 m[2], mo[2];
-	int64_t rmin = INT64_MAX, rm;
-	unsigned i, j;
+	struct ar_out all, o;
+	unsigned i;
 
-	for (j = 0; j < 3; j++) {
-		i64[j] = 0;
-		i64[3 + j] = INT64_MAX;
-		i64[6 + j] = INT64_MIN;
-	}
+	ar_combine(v, &all);
 	for (i = 0; i < v; i++) {
-		ar_of(i, &a);
-		for (j = 0; j < 3; j++) {
-			i64[j] += a.i64[j];
-			if (a.i64[j] < i64[3 + j])
-				i64[3 + j] = a.i64[j];
-			if (a.i64[j] > i64[6 + j])
-				i64[6 + j] = a.i64[j];
-		}
-		u64[0] += a.u64[0];
-		u64[1] *= a.u64[1];
-		if (a.u64[0] > u64[2])
-			u64[2] = a.u64[0];
-		if (a.i32 < i32)
-			i32 = a.i32;
-		dbl += a.dbl;
-		if (a.flt > flt)
-			flt = a.flt;
-		m2_of(i, m);
-		if (i == 0)
-			memcpy(mo, m, sizeof(mo));
-		else
-			m2_mul(mo, m, 2);
-		for (j = 0; j < 5; j++)
-			rsum[j] += mix64(i * 5 + j);
-		if (a.i64[0] < rmin)
-			rmin = a.i64[0];
-	}
-	for (i = 0; i < v; i++) {
-		h = MT_H0;
-		h = hash(h, i64, sizeof(i64));
-		h = hash(h, u64, sizeof(u64));
-		h = hash(h, &i32, sizeof(i32));
-		h = hash(h, &dbl, sizeof(dbl));
-		h = hash(h, &flt, sizeof(flt));
-		h = hash(h, mo, sizeof(mo));
-		memset(rs, SENT, sizeof(rs));
-		memset(&rm, SENT, sizeof(rm));
-		if (i == v - 1)
-			memcpy(rs, rsum, sizeof(rs));
-		if (i == v / 2)
-			rm = rmin;
-		h = hash(h, rs, sizeof(rs));
-		out[i] = hash(h, &rm, sizeof(rm));
+		o = all;
+		if (i != v - 1)
+			memset(o.rsum, SENT, sizeof(o.rsum));
+		if (i != v / 2)
+			memset(&o.rmin, SENT, sizeof(o.rmin));
+		out[i] = ar_digest(&o);
 	}
 }
 
@@ -901,12 +525,12 @@ static void ex_of(unsigned p, int64_t *x, uint64_t *u, double *d)
 
 static void spmd_bcast_gather_scan(void *arg)
 {
-	SELF_ARGS(arg);
+	BP_ARGS(arg);
 	unsigned char *b1 = pems_malloc(BC1), b2[BC2], gin[GA], agin[AG];
 	unsigned char *gout = p == v / 2 ? pems_malloc((size_t)v * GA) : NULL;
 	unsigned char *agout = pems_malloc((size_t)v * AG);
 	int64_t x[2], xs[2];
-	uint64_t u, us, h = MT_H0;
+	uint64_t u, us, h = H0;
 	double d, ds;
 
 	if (p == v - 1)
@@ -958,7 +582,7 @@ static void ref_bcast_gather_scan(unsigned v, uint64_t *out)
 		pfill(ag + (size_t)i * AG, i, 53, 0, AG);
 	}
 	for (i = 0; i < v; i++) {
-		h = MT_H0;
+		h = H0;
 		h = hash(h, b1, BC1);
 		h = hash(h, b2, BC2);
 		if (i == v / 2)
@@ -990,7 +614,7 @@ static size_t a2_count(unsigned i, unsigned j, unsigned v, unsigned round)
 	uint64_t x = mix3(i, j, round);
 	size_t n = x % 5 == 0 ? 0 : 1 + (x >> 8) % 300;
 
-	if (j == far_of(i, v))
+	if (j == bp_far(i, v))
 		n += 5000 + 3000 * round;	/* several chunks, across ranks */
 	return n;
 }
@@ -1049,11 +673,11 @@ static void a2_send(unsigned p, unsigned v, unsigned round, unsigned char *rbuf,
 
 static void spmd_alltoallv(void *arg)
 {
-	SELF_ARGS(arg);
+	BP_ARGS(arg);
 	size_t *sc = pems_malloc((size_t)v * 8), *sd = pems_malloc((size_t)v * 8);
 	size_t *rd = pems_malloc((size_t)v * 8), *rc = pems_malloc((size_t)v * 8), rb, exp_rb;
 	unsigned char *rbuf, *exp;
-	uint64_t x = p, xs, y = 0, h = MT_H0;
+	uint64_t x = p, xs, y = 0, h = H0;
 	unsigned round;
 
 	bsp_push_reg(&y, 8);
@@ -1100,7 +724,7 @@ static void ref_alltoallv(unsigned v, uint64_t *out)
 	unsigned i, round;
 
 	for (i = 0; i < v; i++) {
-		uint64_t h = MT_H0;
+		uint64_t h = H0;
 
 		for (round = 0; round < 2; round++) {
 			unsigned char *b;
@@ -1111,7 +735,7 @@ static void ref_alltoallv(unsigned v, uint64_t *out)
 			h = hash(h, b, rb);
 			free(b);
 		}
-		out[i] = hash_u64(h, mix64(far_src(i, v)));
+		out[i] = hash_u64(h, mix64(bp_far_src(i, v)));
 	}
 	free(rd);
 }
@@ -1124,17 +748,17 @@ static size_t xc_count(unsigned i, unsigned j, unsigned v)
 
 	if (i % 5 == 3 || j % 7 == 2)
 		return 0;
-	return x % 3 == 0 ? 0 : (x >> 8) % 2000 + (j == far_of(i, v) ? 9000 : 0);
+	return x % 3 == 0 ? 0 : (x >> 8) % 2000 + (j == bp_far(i, v) ? 9000 : 0);
 }
 
 static void spmd_exchange(void *arg)
 {
-	SELF_ARGS(arg);
+	BP_ARGS(arg);
 	size_t *sc = pems_malloc((size_t)v * 8), *rc = pems_malloc((size_t)v * 8);
 	size_t tot = 0, off = 0, rbytes = 7, want = 0, at = 0;
 	unsigned char *sb;
 	void *rbuf = NULL;
-	uint64_t h = MT_H0;
+	uint64_t h = H0;
 	unsigned i;
 
 	for (i = 0; i < v; i++)
@@ -1180,7 +804,7 @@ static void ref_exchange(unsigned v, uint64_t *out)
 	unsigned i, j;
 
 	for (j = 0; j < v; j++) {
-		uint64_t h = MT_H0;
+		uint64_t h = H0;
 		size_t tot = 0;
 
 		for (i = 0; i < v; i++)
@@ -1223,11 +847,11 @@ static void st_counts(unsigned s, unsigned v, unsigned step, size_t *c)
 
 static void spmd_stress(void *arg)
 {
-	SELF_ARGS(arg);
+	BP_ARGS(arg);
 	size_t ts = 8, *c = pems_malloc((size_t)v * 8), len, xb = 0, tot, off;
 	unsigned char *buf = pems_malloc(12000), *sb;
 	unsigned step, m, d, j;
-	uint64_t h = MT_H0, tag;
+	uint64_t h = H0, tag;
 	void *xr = NULL;
 
 	bsp_set_tagsize(&ts);
@@ -1285,7 +909,7 @@ static void ref_stress(unsigned v, uint64_t *out)
 			st_counts(s, v, step, cc + ((size_t)step * v + s) * v);
 
 	for (i = 0; i < v; i++) {
-		uint64_t h = MT_H0;
+		uint64_t h = H0;
 
 		for (step = 0; step < ST_STEPS; step++) {
 			for (s = 0; s < v; s++)
@@ -1321,8 +945,8 @@ static unsigned ms_steps(unsigned v)
 
 static void spmd_many_steps(void *arg)
 {
-	SELF_ARGS(arg);
-	uint64_t w = 0, x, h = MT_H0;
+	BP_ARGS(arg);
+	uint64_t w = 0, x, h = H0;
 	unsigned char *blk = pems_calloc(1, MS_BLK), *sb = pems_malloc(MS_BLK);
 	unsigned s;
 
@@ -1333,11 +957,11 @@ static void spmd_many_steps(void *arg)
 		x = mix3(p, s, 1);
 		bsp_put(t, &x, &w, 0, 8);
 		pfill(sb, p, 9000 + s, 0, MS_BLK);
-		bsp_put(next_of(p, v), sb, blk, 0, MS_BLK);
+		bsp_put(bp_next(p, v), sb, blk, 0, MS_BLK);
 		bsp_sync();
 		CHECK(r, w == mix3(src, s, 1), "superstep %u: word from VP %u is wrong", s, src);
-		CHECK(r, pequal(blk, prev_of(p, v), 9000 + s, 0, MS_BLK),
-		      "superstep %u: block from VP %u is wrong", s, prev_of(p, v));
+		CHECK(r, pequal(blk, bp_prev(p, v), 9000 + s, 0, MS_BLK),
+		      "superstep %u: block from VP %u is wrong", s, bp_prev(p, v));
 		h = hash(hash_u64(h, w), blk, MS_BLK);
 	}
 	bsp_pop_reg(&w);
@@ -1353,10 +977,10 @@ static void ref_many_steps(unsigned v, uint64_t *out)
 	unsigned i, s;
 
 	for (i = 0; i < v; i++) {
-		uint64_t h = MT_H0;
+		uint64_t h = H0;
 
 		for (s = 0; s < ms_steps(v); s++)
-			h = phash(hash_u64(h, mix3(far_src(i, v), s, 1)), prev_of(i, v), 9000 + s,
+			h = phash(hash_u64(h, mix3(bp_far_src(i, v), s, 1)), bp_prev(i, v), 9000 + s,
 				  MS_BLK);
 		out[i] = h;
 	}
@@ -1364,30 +988,35 @@ static void ref_many_steps(unsigned v, uint64_t *out)
 
 /* ================= the table ================= */
 
+/* One of the references is set: ref_vp for the programs shared with
+ * check_bsp.c (bsp_programs.h, one VP at a time for any harness), ref for
+ * those of this file (all VPs at once, so that they can share prefix
+ * sums and counts). */
 struct mpi_case {
 	const char *suite, *name;
 	void (*spmd)(void *);
+	BP_REF((*ref_vp));
 	void (*ref)(unsigned v, uint64_t *out);
 };
 
 static const struct mpi_case cases[] = {
-	{ "layout", "vps_live_on_their_rank", spmd_layout, ref_layout },
-	{ "registration", "areas_match_by_registration_order", spmd_reg_order, ref_reg_order },
-	{ "registration", "push_pop_stack_takes_effect_at_sync", spmd_push_pop, ref_push_pop },
-	{ "drma_put", "put_copies_at_call_lands_at_sync", spmd_put_semantics, ref_put_semantics },
-	{ "drma_put", "puts_from_every_rank_to_one_vp", spmd_puts_to_one, ref_puts_to_one },
-	{ "drma_put", "overlapping_puts_apply_in_source_order", spmd_put_overlap, ref_put_overlap },
-	{ "drma_get", "get_sees_end_of_superstep_before_puts", spmd_get_value, ref_get_value },
-	{ "drma_get", "get_from_spilled_remote_context", spmd_get_disk, ref_get_disk },
-	{ "drma_get", "gets_from_many_vps_keep_issue_order", spmd_get_many, ref_get_many },
-	{ "bsmp", "send_queue_order_tags_and_sizes", spmd_send_queue, ref_send_queue },
-	{ "collectives", "allreduce_all_types_and_reduce_roots", spmd_allreduce, ref_allreduce },
+	{ "layout", "vps_live_on_their_rank", spmd_layout, NULL, ref_layout },
+	{ "registration", "areas_match_by_registration_order", bp_reg_order, bp_ref_reg_order, NULL },
+	{ "registration", "push_pop_stack_takes_effect_at_sync", bp_push_pop, bp_ref_push_pop, NULL },
+	{ "drma_put", "put_copies_at_call_lands_at_sync", spmd_put_semantics, NULL, ref_put_semantics },
+	{ "drma_put", "puts_from_every_rank_to_one_vp", bp_puts_to_one, bp_ref_puts_to_one, NULL },
+	{ "drma_put", "overlapping_puts_apply_in_source_order", bp_put_overlap, bp_ref_put_overlap, NULL },
+	{ "drma_get", "get_sees_end_of_superstep_before_puts", bp_get_value, bp_ref_get_value, NULL },
+	{ "drma_get", "get_from_spilled_remote_context", bp_get_disk, bp_ref_get_disk, NULL },
+	{ "drma_get", "gets_from_many_vps_keep_issue_order", spmd_get_many, NULL, ref_get_many },
+	{ "bsmp", "send_queue_order_tags_and_sizes", spmd_send_queue, NULL, ref_send_queue },
+	{ "collectives", "allreduce_all_types_and_reduce_roots", spmd_allreduce, NULL, ref_allreduce },
 	{ "collectives", "broadcast_gather_allgather_exscan", spmd_bcast_gather_scan,
-	  ref_bcast_gather_scan },
-	{ "collectives", "alltoallv_blocks_land_at_rdispls", spmd_alltoallv, ref_alltoallv },
-	{ "collectives", "exchange_concatenates_in_source_order", spmd_exchange, ref_exchange },
-	{ "mixed", "sends_and_exchanges_over_supersteps", spmd_stress, ref_stress },
-	{ "mixed", "many_supersteps_of_cross_rank_puts", spmd_many_steps, ref_many_steps },
+	  NULL, ref_bcast_gather_scan },
+	{ "collectives", "alltoallv_blocks_land_at_rdispls", spmd_alltoallv, NULL, ref_alltoallv },
+	{ "collectives", "exchange_concatenates_in_source_order", spmd_exchange, NULL, ref_exchange },
+	{ "mixed", "sends_and_exchanges_over_supersteps", spmd_stress, NULL, ref_stress },
+	{ "mixed", "many_supersteps_of_cross_rank_puts", spmd_many_steps, NULL, ref_many_steps },
 };
 #define NCASES (sizeof(cases) / sizeof(cases[0]))
 
@@ -1397,10 +1026,10 @@ static unsigned early_rank, early_nranks;	/* pems_rank() before MPI was started 
 START_TEST(spmd_case)
 {
 	const struct mpi_case *mc = &cases[(unsigned)_i / NCFG];
-	const struct mt_cfg *c = &cfgs[(unsigned)_i % NCFG];
+	const struct spmd_cfg *c = &cfgs[(unsigned)_i % NCFG];
 	struct pems_stats st;
 	struct mt_run r;
-	uint64_t *want, digest = 0;
+	uint64_t *want, digest;
 	size_t mem = 0;
 	unsigned i;
 	double t0;
@@ -1412,9 +1041,9 @@ START_TEST(spmd_case)
 			      "%s: v*mu = %zu MiB is not >= 8*M = 8*%zu MiB", c->name,
 			      (size_t)c->v * c->mu >> 20, mem >> 20);
 	mt_run_init(&r, mc->spmd, c->v);
-	t0 = mt_now();
+	t0 = spmd_now();
 	rc = pems_spmd(mt_entry, &r);
-	t0 = mt_now() - t0;
+	t0 = spmd_now() - t0;
 	t_spmd += t0;
 	if (getenv("PEMS_TEST_TIMES") && mt_w.rank == 0)
 		printf("time %-40s %-20s %6.2fs\n", mc->name, c->name, t0);
@@ -1426,12 +1055,15 @@ START_TEST(spmd_case)
 		      c->name, mt_w.nranks, (unsigned long long)r.nbad,
 		      r.why[0] ? r.why : "(the first one on another rank)");
 	want = calloc(c->v, 8);
-	mc->ref(c->v, want);
-	for (i = 0; i < c->v; i++)
-		digest += mt_fold(i, want[i]);
+	ck_assert_ptr_nonnull(want);
+	if (mc->ref_vp) {
+		digest = bp_expect(mc->ref_vp, &mt_harness, c->v, want);
+	} else {
+		mc->ref(c->v, want);
+		digest = fold_all(want, c->v);
+	}
 	if (digest != r.digest) {
-		for (i = 0; i < c->v && r.got[i] == want[i]; i++)
-			;
+		i = bp_first_diff(r.got, want, c->v);
 		ck_abort_msg("%s on %s, %u ranks: digest %#llx, reference %#llx; first differing VP %u (on rank %u)",
 			     mc->name, c->name, mt_w.nranks, (unsigned long long)r.digest,
 			     (unsigned long long)digest, i,
@@ -1460,8 +1092,8 @@ static void spmd_nothing(void *arg)
 
 START_TEST(fewer_vps_than_ranks_is_refused_everywhere)
 {
-	struct mt_cfg c = { "v<p", mt_w.nranks - 1, 1, 1 * MiB, 64 * MiB, PEMS_IO_KIND_URING,
-			    false };
+	struct spmd_cfg c = { "v<p", mt_w.nranks - 1, 1, 1 * MiB, 64 * MiB, PEMS_IO_KIND_URING,
+			      false };
 	int rc;
 
 	if (mt_w.nranks == 1)
@@ -1492,26 +1124,28 @@ START_TEST(rank_outside_spmd_is_the_mpi_rank)
 }
 END_TEST
 
+_Static_assert(NCFG <= 32, "spmd_add_loops takes the configurations as a 32-bit mask");
+
+/* Every case runs on every configuration; make tsan (spmd_reduced): no v = 256. */
+static uint32_t mpi_cfgs(void)
+{
+	uint32_t keep = 0;
+	unsigned k;
+
+	for (k = 0; k < NCFG; k++)
+		if (!(spmd_reduced() && cfgs[k].v >= 256))
+			keep |= 1u << k;
+	return keep;
+}
+
 static Suite *mpi_suite(const char *area)
 {
-	const char *r = getenv("PEMS_TEST_REDUCED");	/* make tsan: no v = 256 */
-	bool reduced = r && *r && strcmp(r, "0");
 	Suite *s = suite_create(area);
-	unsigned ci, k;
+	unsigned ci;
 
-	for (ci = 0; ci < NCASES; ci++) {
-		TCase *tc;
-
-		if (strcmp(cases[ci].suite, area))
-			continue;
-		tc = tcase_create(cases[ci].name);
-		tcase_set_timeout(tc, 120);
-		for (k = 0; k < NCFG; k++)
-			if (!(reduced && cfgs[k].v >= 256))
-				tcase_add_loop_test(tc, spmd_case, (int)(ci * NCFG + k),
-						    (int)(ci * NCFG + k + 1));
-		suite_add_tcase(s, tc);
-	}
+	for (ci = 0; ci < NCASES; ci++)
+		if (!strcmp(cases[ci].suite, area))
+			spmd_add_loops(s, cases[ci].name, spmd_case, ci * NCFG, NCFG, mpi_cfgs());
 	return s;
 }
 
@@ -1524,7 +1158,7 @@ int main(void)
 	TCase *tc;
 	unsigned i;
 	int failed;
-	double t0 = mt_now();
+	double t0 = spmd_now();
 
 	early_rank = pems_rank();	/* before anything else starts MPI */
 	early_nranks = pems_nranks();
@@ -1547,6 +1181,6 @@ int main(void)
 	srunner_free(sr);
 	if (mt_w.rank == 0)
 		printf("check_mpi_bsp: %u ranks, %.1fs (%.1fs in pems_spmd)\n", mt_w.nranks,
-		       mt_now() - t0, t_spmd);
+		       spmd_now() - t0, t_spmd);
 	return failed ? 1 : 0;
 }

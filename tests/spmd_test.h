@@ -1,6 +1,7 @@
 /*
  * spmd_test.h - helpers shared by the BSPlib tests (check_bsp.c,
- * check_errors.c): run configurations, the scratch dir, and a runner that
+ * check_errors.c, check_spill.c; mpi_test.h for its configurations and
+ * budgets): run configurations, the scratch dir, and a runner that
  * executes a scenario in a forked child with stdout/stderr captured and a
  * deadline, so that aborts, crashes and hangs can be told apart.
  *
@@ -143,6 +144,30 @@ static inline int spmd_configure(const struct spmd_cfg *c)
 
 	spmd_fill_config(&pc, c);
 	return pems_configure(&pc);
+}
+
+/* PEMS_TEST_REDUCED=1 (make tsan): leave out the configurations of 256
+ * VPs and more, which take most of the time under TSan. */
+static inline bool spmd_reduced(void)
+{
+	const char *s = getenv("PEMS_TEST_REDUCED");
+
+	return s && *s && strcmp(s, "0");
+}
+
+/* Add to @s a TCase @name (timeout 120 s) of loop test @t: iteration
+ * first + k for each configuration k < n whose bit in @keep is set. */
+static inline void spmd_add_loops(Suite *s, const char *name, const TTest *t, unsigned first,
+				  unsigned n, uint32_t keep)
+{
+	TCase *tc = tcase_create(name);
+	unsigned k;
+
+	tcase_set_timeout(tc, 120);
+	for (k = 0; k < n && k < 32; k++)
+		if (keep >> k & 1)
+			tcase_add_loop_test(tc, t, (int)(first + k), (int)(first + k + 1));
+	suite_add_tcase(s, tc);
 }
 
 /* ---- running a scenario in a child ---- */
