@@ -208,31 +208,37 @@ struct mparams {
 	struct { double x, merge, write; } agg_at[MAXAGG];
 };
 
+/* The rates must be in the file and positive; the terms marked zero_ok
+ * may be 0 or left out (read as 0: files older than the term), since
+ * calibration can measure 0 for them — `lat` is 0 when 4 MiB calls read
+ * as fast per byte as 64 MiB ones. */
 static const struct pkey {
 	const char *key;
 	size_t off;
 	const char *what;
+	bool zero_ok;
 } pkeys[] = {
-#define K(f, w) { #f, offsetof(struct mparams, f), w }
+#define K(f, w) { #f, offsetof(struct mparams, f), w, false }
+#define K0(f, w) { #f, offsetof(struct mparams, f), w, true }
 	K(cores, "online cores"),
-	K(load, "runnable threads of other processes during calibration (0: quiet)"),
-	K(poll, "cores a rank's comm thread takes from busy workers polling (usleep(20) loop, transport.c), p > 1"),
+	K0(load, "runnable threads of other processes during calibration (0: quiet)"),
+	K0(poll, "cores a rank's comm thread takes from busy workers polling (usleep(20) loop, transport.c), p > 1"),
 	K(read_bw, "bytes/s, sequential reads through pems_file_read (64 MiB calls, all workers)"),
 	K(write_bw, "bytes/s, sequential writes through pems_file_write into allocated blocks (message logs)"),
 	K(fwrite_bw, "bytes/s, the same into a hole of a sized file (outputs)"),
 	K(iops, "4 KiB random reads/s in the sampling pattern (superstep 0 of the kernel sort)"),
-	K(lat, "seconds a synchronous pems_file_read call costs beyond its bytes (4 MiB calls, every worker reading)"),
+	K0(lat, "seconds a synchronous pems_file_read call costs beyond its bytes (4 MiB calls, every worker reading)"),
 	K(copy_bw, "bytes/s of memcpy on one core"),
 	K(qsort_ns, "ns per n*log2(n) of qsort of 24-byte keys (VP 0's splitters)"),
-	K(vp_secs, "core-seconds of runtime work per VP per superstep"),
-	K(setup, "seconds per run outside the supersteps besides its end's flush_bw term (plan, files, runtime start)"),
-	K(flush_bw, "bytes written (message store, files) per second of a run's end (freeing the deleted logs, the output's fsync)"),
-	K(overlap, "share of the lesser of a superstep's disk and compute times not hidden under the greater (the kernel runs' supersteps)"),
-	K(spread, "relative spread of a superstep's disk and compute times: the superstep takes their expected max (fitted, docs/cost-model.md seventh pass)"),
-	{ "sort_part_u64", offsetof(struct mparams, sort_part[0]), "bytes/s per core, sort superstep 2 (classify, scatter, exchange), u64" },
-	{ "sort_part_rec100", offsetof(struct mparams, sort_part[1]), "the same, rec100" },
-	{ "sort_local_u64", offsetof(struct mparams, sort_local[0]), "bytes/s per core, sort superstep 3 (radix sort, write), u64" },
-	{ "sort_local_rec100", offsetof(struct mparams, sort_local[1]), "the same, rec100" },
+	K0(vp_secs, "core-seconds of runtime work per VP per superstep"),
+	K0(setup, "seconds per run outside the supersteps besides its end's flush_bw term (plan, files, runtime start)"),
+	K0(flush_bw, "bytes written (message store, files) per second of a run's end (freeing the deleted logs, the output's fsync)"),
+	K0(overlap, "share of the lesser of a superstep's disk and compute times not hidden under the greater (the kernel runs' supersteps)"),
+	K0(spread, "relative spread of a superstep's disk and compute times: the superstep takes their expected max (fitted, docs/cost-model.md seventh pass)"),
+	{ "sort_part_u64", offsetof(struct mparams, sort_part[0]), "bytes/s per core, sort superstep 2 (classify, scatter, exchange), u64", false },
+	{ "sort_part_rec100", offsetof(struct mparams, sort_part[1]), "the same, rec100", false },
+	{ "sort_local_u64", offsetof(struct mparams, sort_local[0]), "bytes/s per core, sort superstep 3 (radix sort, write), u64", false },
+	{ "sort_local_rec100", offsetof(struct mparams, sort_local[1]), "the same, rec100", false },
 	K(agg_raw, "input rows/s per core, aggregate superstep 2, rows passed through raw"),
 	K(agg_hash, "input rows/s per core, aggregate superstep 2, hash pre-aggregation"),
 	K(agg_merge, "rows/s per core, aggregate superstep 3 (bucket, sort, pass 1, park), per row received"),
@@ -241,6 +247,7 @@ static const struct pkey {
 	K(agg_fmt, "groups/s per core, aggregate superstep 4: finalize, format, write a group"),
 	K(sgd, "rows*dim/s per core, sgd gradient steps (dense)"),
 #undef K
+#undef K0
 };
 #define NPKEYS (sizeof(pkeys) / sizeof(pkeys[0]))
 
@@ -401,17 +408,15 @@ static int params_read(const char *path, struct mparams *m)
 		cli_error("model: %s: not a parameter file (first line 'pems-model 1')", path);
 		return CLI_EXIT_FAIL;
 	}
-	for (i = 0; i < NPKEYS; i++)
-		if (!(*pfield(m, &pkeys[i]) >= 0) || (pkeys[i].off != offsetof(struct mparams, setup) &&
-		    pkeys[i].off != offsetof(struct mparams, vp_secs) &&
-		    pkeys[i].off != offsetof(struct mparams, load) &&
-		    pkeys[i].off != offsetof(struct mparams, poll) &&
-		    pkeys[i].off != offsetof(struct mparams, flush_bw) &&
-		    pkeys[i].off != offsetof(struct mparams, overlap) &&
-		    pkeys[i].off != offsetof(struct mparams, spread) && *pfield(m, &pkeys[i]) <= 0)) {
-			cli_error("model: %s: '%s' is missing or not positive", path, pkeys[i].key);
+	for (i = 0; i < NPKEYS; i++) {
+		double x = *pfield(m, &pkeys[i]);
+
+		if (!(x >= 0) || (!pkeys[i].zero_ok && x == 0)) {
+			cli_error("model: %s: '%s' is %s", path, pkeys[i].key,
+				  pkeys[i].zero_ok ? "negative" : "missing or not positive");
 			return CLI_EXIT_FAIL;
 		}
+	}
 	return 0;
 }
 

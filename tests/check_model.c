@@ -645,6 +645,28 @@ START_TEST(projection_applies_the_algorithms_terms)
 }
 END_TEST
 
+/* Calibration can measure a term at 0 (lat: small calls as fast per byte
+ * as large ones); the loader takes it.  A rate of 0 or a negative term is
+ * refused with the key's name. */
+START_TEST(zero_terms_load_zero_rates_do_not)
+{
+	char out[16384];
+
+	params("z", 5e8, 2e8, 1e-4);
+	add_params("z", "lat 0\nsetup 0\n");
+	ck_assert_int_eq(run("model predict sort --params z --size 1G", out, sizeof(out)), 0);
+	ck_assert_msg(field(out, "predicted_secs=") > 0, "%s", out);
+	params("r", 5e8, 2e8, 1e-4);
+	add_params("r", "read_bw 0\n");
+	ck_assert_int_eq(run("model predict sort --params r --size 1G", out, sizeof(out)), 1);
+	ck_assert_msg(strstr(out, "'read_bw' is missing or not positive"), "%s", out);
+	params("n", 5e8, 2e8, 1e-4);
+	add_params("n", "lat -1e-6\n");
+	ck_assert_int_eq(run("model predict sort --params n --size 1G", out, sizeof(out)), 1);
+	ck_assert_msg(strstr(out, "'lat' is negative"), "%s", out);
+}
+END_TEST
+
 START_TEST(bad_arguments_are_refused)
 {
 	char out[16384];
@@ -696,6 +718,7 @@ int main(void)
 	tcase_add_test(tc, projection_is_monotone_and_finds_the_limit);
 	tcase_add_test(tc, projection_applies_the_algorithms_terms);
 	tcase_add_test(tc, a_real_run_records_every_superstep);
+	tcase_add_test(tc, zero_terms_load_zero_rates_do_not);
 	tcase_add_test(tc, bad_arguments_are_refused);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
