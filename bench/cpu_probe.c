@@ -2,7 +2,7 @@
  * how fast this machine is at this moment (bench/variance.sh runs it
  * between pems runs; bench/results/2026-12-04-variance/).
  *
- *   cpu_probe [compute|mem|fault|thp|all]...   (default: all)
+ *   cpu_probe [compute|mem|fault|thp|warm|all]...   (default: all)
  *
  * compute  a multiply-xorshift hash over a 16 KiB array, 2^28 steps: the
  *          core's speed (frequency, an SMT sibling on the host), no
@@ -19,6 +19,9 @@
  * thp      the same with MADV_HUGEPAGE: 2 MiB faults, each on a free 2 MiB
  *          block of the guest (the unit its free-page reporting hands
  *          back to the host)
+ * warm     2 GiB in 2 MiB pages touched and unmapped (not part of all):
+ *          the next process that faults huge pages gets these just-freed,
+ *          still host-backed blocks
  *
  * One line of key=value pairs on stdout: wall seconds (_s) and this
  * thread's user and system CPU seconds (_usr, _sys) of each part;
@@ -155,9 +158,8 @@ static void mem(void)
 	munmap(t, bytes);
 }
 
-static void touch(const char *name, int advice)
+static void touch_n(const char *name, int advice, size_t bytes)
 {
-	const size_t bytes = (size_t)512 << 20;
 	struct mark t0, t1;
 	char *p;
 
@@ -168,6 +170,11 @@ static void touch(const char *name, int advice)
 	munmap(p, bytes);
 	t1 = now();
 	report(name, t0, t1);
+}
+
+static void touch(const char *name, int advice)
+{
+	touch_n(name, advice, (size_t)512 << 20);
 }
 
 static void fault(void)
@@ -206,6 +213,8 @@ int main(int argc, char **argv)
 			fault();
 		if (!strcmp(w, "thp") || !strcmp(w, "all"))
 			thp();
+		if (!strcmp(w, "warm"))	/* not in all: 2 GiB in 2 MiB pages, freed */
+			touch_n("warm", MADV_HUGEPAGE, (size_t)2 << 30);
 	}
 	printf(" sink=%llu\n", (unsigned long long)(sink & 1));
 	return 0;

@@ -12,14 +12,17 @@
 #
 # Each batch (one hold of the machine lock, about 40 s): the fault and thp probes,
 # then the four cases in a rotating order, each as: compute+mem probe,
-# a gap of GAP0 or GAP1 seconds (alternating), the pems run, the probe
+# a gap of GAP0 or GAP1 seconds (alternating: each case gets both in
+# each environment), the pems run, the probe
 # again.  Page cache is never dropped (bench/model.sh does not either;
 # the inputs are read with O_DIRECT).
 #
 # Environment: DURATION=2400  BUILD=build  VAR_TMP=/work/scratch/var
 #   CASES="u64:1 rec100:1 u64:2 rec100:2"  GAP0=0 GAP1=4  PAUSE=5 (s between holds)
 #   ENVS="-"  per batch, in turn, an environment for the pems runs
-#             ("-": none; e.g. ENVS="- PEMS_NO_THP=1")
+#             ("-": none; e.g. ENVS="- PEMS_NO_THP=1"; "WARM": none, but
+#             cpu_probe warm, 2 GiB of huge pages touched and freed, right
+#             before the run)
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
 ROOT=$PWD
@@ -54,7 +57,8 @@ inputs() {
 
 # one_run N FMT P GAP ENV: probe, gap, the run under perf stat and time, probe
 one_run() {
-	local n=$1 fmt=$2 np=$3 gap=$4 env=$5 tag pre post s0 s1 json g
+	local n=$1 fmt=$2 np=$3 gap=$4 env=$5 tag pre post s0 s1 json g w=
+	local label=$5
 	tag=$(printf 'r%04d' "$n")
 	json=$OUT/json/$tag-$fmt-p$np.json
 	rm -rf "${TMP:?}/scratch/"r* "$TMP/out" "$TMP/out".*
@@ -62,6 +66,8 @@ one_run() {
 	pre=$("$PROBE" compute mem)
 	g=$(cat $RK 2>/dev/null || echo 0)
 	sleep "$gap"
+	# WARM: 2 GiB of huge pages touched and freed right before the run
+	[[ $env == WARM ]] && w=$("$PROBE" warm) && env=-
 	s0=$(snap)
 	# shellcheck disable=SC2086
 	env ${env/#-/} perf stat -x, -o "$OUT/perf.tmp" \
@@ -73,11 +79,12 @@ one_run() {
 	s1=$(snap)
 	post=$("$PROBE" compute mem)
 	{
-		printf 'run n=%d tag=%s fmt=%s p=%d gap=%s env=%s g_rk=%s ' "$n" "$tag" "$fmt" "$np" "$gap" "$env" "$g"
+		printf 'run n=%d tag=%s fmt=%s p=%d gap=%s env=%s g_rk=%s ' "$n" "$tag" "$fmt" "$np" "$gap" "$label" "$g"
 		tr '\n' ' ' <"$OUT/time.tmp"
 		awk -F, 'NF > 3 && $1 != "" { gsub(/-/, "_", $3); printf "perf_%s=%s ", $3, $1 }' "$OUT/perf.tmp"
 		sed 's/\([a-z0-9_]*\)=/pre_\1=/g' <<<"${pre#probe }" | tr '\n' ' '
 		sed 's/\([a-z0-9_]*\)=/post_\1=/g' <<<"${post#probe }" | tr '\n' ' '
+		[[ -n $w ]] && sed 's/ sink=.*//' <<<"${w#probe}" | tr '\n' ' '
 		sed 's/\([a-z0-9_]*\)=/a_\1=/g' <<<"$s0" | tr '\n' ' '
 		sed 's/\([a-z0-9_]*\)=/b_\1=/g' <<<"$s1"
 	} >>"$OUT/runs.txt"
@@ -96,7 +103,9 @@ batch() {
 		c=${cs[k]}
 		fmt=${c%:*} np=${c#*:}
 		n=$(($(wc -l <"$OUT/runs.txt" 2>/dev/null || echo 0) + 1))
-		((n % 2)) && gap=$GAP1 || gap=$GAP0
+		# the gap alternates within a batch and, for a given case and
+		# environment, from one batch of that environment to the next
+		(((i + b / ${#es[@]}) % 2)) && gap=$GAP1 || gap=$GAP0
 		one_run "$n" "$fmt" "$np" "$gap" "$env"
 	done
 	echo "batch $b end $(date -u +%T)" >>"$OUT/times.txt"
