@@ -105,7 +105,12 @@ batch() {
 		n=$(($(wc -l <"$OUT/runs.txt" 2>/dev/null || echo 0) + 1))
 		# the gap alternates within a batch and, for a given case and
 		# environment, from one batch of that environment to the next
-		(((i + b / ${#es[@]}) % 2)) && gap=$GAP1 || gap=$GAP0
+		# (the case's place i moves by the number of environments: odd)
+		if ((${#es[@]} % 2)); then
+			((i % 2)) && gap=$GAP1 || gap=$GAP0
+		else
+			(((i + b / ${#es[@]}) % 2)) && gap=$GAP1 || gap=$GAP0
+		fi
 		one_run "$n" "$fmt" "$np" "$gap" "$env"
 	done
 	echo "batch $b end $(date -u +%T)" >>"$OUT/times.txt"
