@@ -18,7 +18,8 @@
 # the inputs are read with O_DIRECT).
 #
 # Environment: DURATION=2400  BUILD=build  VAR_TMP=/work/scratch/var
-#   CASES="u64:1 rec100:1 u64:2 rec100:2"  GAP0=0 GAP1=4  PAUSE=5 (s between holds)
+#   CASES="u64:1 rec100:1 u64:2 rec100:2"  (also agg1e7:P, the aggregate of
+#             10^7 groups, and sgd:P, as bench/model.sh runs them)  GAP0=0 GAP1=4  PAUSE=5 (s between holds)
 #   ENVS="-"  per batch, in turn, an environment for the pems runs
 #             ("-": none; e.g. ENVS="- PEMS_NO_THP=1"; "WARM": none, but
 #             cpu_probe warm, 2 GiB of huge pages touched and freed, right
@@ -50,9 +51,26 @@ snap() {
 }
 
 inputs() {
+	case " $CASES " in *" agg1e7:"*)
+		[[ -s $TMP/in.agg1e7 ]] || "$RUN" gen --format kv --count $((512 << 20 >> 4)) --groups 10000000 --seed 42 --quiet "$TMP/in.agg1e7" || exit 1 ;;
+	esac
+	case " $CASES " in *" sgd:"*)
+		[[ -s $TMP/in.sgd ]] || "$RUN" gen --format dense --model linear --count $(((512 << 20) / 260)) --dim 64 --noise 0.5 \
+			--seed 42 --quiet "$TMP/in.sgd" || exit 1 ;;
+	esac
 	[[ -s $TMP/in.u64 ]] || "$RUN" gen --format u64 --count $((512 << 20 >> 3)) --seed 42 --quiet "$TMP/in.u64" || exit 1
 	[[ -s $TMP/in.rec100 ]] || "$RUN" gen --format rec100 --count $(((512 << 20) / 100)) --seed 42 --quiet "$TMP/in.rec100" || exit 1
 	sync
+}
+
+# job FMT, args FMT: the subcommand and its arguments (bench/model.sh's)
+job() { case $1 in agg1e7) echo aggregate ;; sgd) echo sgd ;; *) echo sort ;; esac; }
+args() {
+	case $1 in
+	agg1e7) echo "--agg count,sum $TMP/in.agg1e7 $TMP/out" ;;
+	sgd) echo "--model linear --data $TMP/in.sgd --format dense --sync local --local-steps 64 --epochs 1 --out $TMP/out" ;;
+	*) echo "--format $1 $TMP/in.$1 $TMP/out" ;;
+	esac
 }
 
 # one_run N FMT P GAP ENV: probe, gap, the run under perf stat and time, probe
@@ -69,12 +87,12 @@ one_run() {
 	# WARM: 2 GiB of huge pages touched and freed right before the run
 	[[ $env == WARM ]] && w=$("$PROBE" warm) && env=-
 	s0=$(snap)
-	# shellcheck disable=SC2086
+	# shellcheck disable=SC2086,SC2046
 	env ${env/#-/} perf stat -x, -o "$OUT/perf.tmp" \
 		-e task-clock,page-faults,minor-faults,major-faults,context-switches,cpu-migrations \
 		/usr/bin/time -f 'wall=%e usr=%U sys=%S minflt=%R majflt=%F ivcsw=%c vcsw=%w maxrss_kib=%M' -o "$OUT/time.tmp" \
-		mpirun --oversubscribe --bind-to none -np "$np" "$RUN" sort --mem $((MEM_TOTAL / np)) \
-		--tmp "$TMP/scratch/r%r" --quiet --stats-json "$json" --format "$fmt" "$TMP/in.$fmt" "$TMP/out" \
+		mpirun --oversubscribe --bind-to none -np "$np" "$RUN" $(job "$fmt") --mem $((MEM_TOTAL / np)) \
+		--tmp "$TMP/scratch/r%r" --quiet --stats-json "$json" $(args "$fmt") \
 		>"$OUT/run.log" 2>&1 || { echo "run $tag failed:"; cat "$OUT/run.log"; } >&2
 	s1=$(snap)
 	post=$("$PROBE" compute mem)

@@ -171,7 +171,7 @@ if len(envs) > 1:
                 print("| %s p=%d | %s | %d | %.3f | %.3f | %.3f | %.3f | %.0f | %.0f |" % (c[0], c[1], e, len(part),
                       *(st.median(r[k] for r in part) for k in ("cpu", "usr", "sys", "wall", "thp", "perf_page_faults"))))
 
-with open(os.path.join(raw, "..", "runs.csv"), "w") as f:
+with open(os.path.join(raw, "runs.csv"), "w") as f:
     keys = ["n", "tag", "fmt", "p", "gap", "env", "a_t", "wall", "usr", "sys", "cpu", "probe_c", "probe_m", "pre_compute_s", "post_compute_s",
             "pre_mem_s", "post_mem_s", "perf_task_clock", "perf_page_faults", "thp", "perf_context_switches", "perf_cpu_migrations",
             "steal_pct", "iowait_pct", "rk_gap_mib", "rk_run_mib"]
