@@ -47,6 +47,17 @@
 #                       time: about 3.2x the largest size for the sort)
 #   BSP_CSV=...         bench/bsp-params.sh's medians (default: the newest
 #                       bench/results/*/bsp-params.csv)
+#   PREWARM=1           before every mpirun of a run, of a calibration job
+#                       and of the setup runs: build/bench/cpu_probe warm (2 GiB of
+#                       huge pages touched and freed, 0.2-5 s), so that the
+#                       run's huge-page faults land on guest memory the host
+#                       still backs: on this VM a 2 MiB fault on a block the
+#                       guest's free-page reporting gave back to the host
+#                       costs about 20x one on a block just freed, and runs
+#                       used up to 1.5x the CPU after an idle gap of a few
+#                       seconds (bench/results/2026-12-04-variance/).  Off
+#                       by default.  The in-process kernels of `model
+#                       calibrate` are not warmed.
 #   HOLD="..."          run the calibration and each (case, size) group under
 #                       this wrapper (e.g. "/work/wt/lock.sh quiet": each group
 #                       is one hold of a few minutes)
@@ -91,6 +102,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export BUILD MODEL_TMP=$TMP RESULTS_DIR CASES SIZES NPS REPEAT MEM_TOTAL
 
 err() { echo "bench/model.sh: error: $*" >&2; exit 1; }
+prewarm() { [[ ${PREWARM:-0} == 0 ]] || "$BUILD/bench/cpu_probe" warm >/dev/null; }
 median() { sort -g | awk '{ a[NR] = $1 } END { if (NR) print (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2) }'; }
 BASE=$RESULTS_DIR/model-base.params
 RUNS=$RESULTS_DIR/model-runs.csv
@@ -134,6 +146,7 @@ setup_mpi() {
 		for i in 1 2 3; do
 			rm -rf "${TMP:?}/scratch/"r*
 			mkdir -p "$TMP/scratch/r"{0,1,2,3}
+			prewarm
 			mpirun --oversubscribe --bind-to none -np "$np" "$RUN" sort --format u64 \
 				--mem "$(mem_of "$np")" --tmp "$TMP/scratch/r%r" --quiet --stats-json "$j" \
 				"$tiny" "$TMP/tiny.out" || err "tiny sort at p=$np failed"
@@ -159,6 +172,7 @@ cpu_mpi() {
 		for i in 1 2; do
 			rm -rf "${TMP:?}/scratch/"r*
 			mkdir -p "$TMP/scratch/r"{0,1,2,3}
+			prewarm
 			mpirun --oversubscribe --bind-to none -np "$np" "$RUN" sort --format u64 \
 				--mem "$(mem_of "$np")" --tmp "$TMP/scratch/r%r" --quiet --stats-json "$j" \
 				"$in" "$TMP/cpu.out" || err "cpu sort at p=$np failed"
@@ -234,6 +248,7 @@ cpu_alg_mpi() {
 				mkdir -p "$TMP/scratch/r"{0,1,2,3}
 				j=$TMP/cal-$kind-p$np-i$i.json
 				read -ra a <<<"$(cal_job "$kind" "$in")"
+				prewarm
 				mpirun --oversubscribe --bind-to none -np "$((np ? np : 1))" "$RUN" "${a[0]}" \
 					--mem "$(mem_of "$((np ? np : 1))")" --tmp "$TMP/scratch/r%r" --quiet \
 					--stats-json "$j" "${a[@]:1}" >/dev/null 2>&1 ||
@@ -501,6 +516,7 @@ group() {
 	if [[ ${WARMUP:-1} != 0 ]]; then
 		rm -rf "${TMP:?}/scratch/"r* "$TMP/out" "$TMP/out".*
 		mkdir -p "$TMP/scratch/r"{0,1,2,3}
+		prewarm
 		# shellcheck disable=SC2046
 		mpirun --oversubscribe --bind-to none -np 1 "$RUN" "$(algo_of "$c")" --mem "$(mem_of 1)" \
 			--tmp "$TMP/scratch/r%r" --quiet $(job "$c" "$in") >/dev/null 2>&1 ||
@@ -512,6 +528,7 @@ group() {
 			mkdir -p "$TMP/scratch/r"{0,1,2,3}
 			json=$RESULTS_DIR/logs/model-$c-$size-p$np-r$rep.json
 			log=${json%.json}.log
+			prewarm
 			# shellcheck disable=SC2046
 			if ! mpirun --oversubscribe --bind-to none -np "$np" "$RUN" "$(algo_of "$c")" \
 				--mem "$(mem_of "$np")" --tmp "$TMP/scratch/r%r" --quiet --stats-json "$json" \
