@@ -12,6 +12,7 @@ for k in $(seq ${B0:-1} $NB); do
 done
 bash $S/bench/model.sh base-median || exit 1
 log "base-median written"
+awk '$1 == "lat" && $2 > 0 { ok = 1 } END { exit !ok }' $RESULTS_DIR/model-base.params || { log "base-median lat not positive: stop"; exit 1; }
 for k in $(seq ${M0:-1} $NM); do
 	log "mpi pass $k queued"
 	/work/wt/lock.sh quiet bash -c "echo \$(date -u +%T) mpi pass $k start >> $RESULTS_DIR/calibration-times.txt; bash $S/bench/model.sh calibrate-mpi-pass $k" || { log "mpi pass $k failed"; exit 1; }
