@@ -32,6 +32,20 @@ human() {	# human BYTES -> 64M, 1G, 1.5G
 		else printf "%gM\n", b / 1048576 }'
 }
 
+jfield() {	# jfield FILE KEY: a top-level number of a --stats-json file
+	# (the totals are on its first line; per-superstep "steps" follow)
+	head -n 1 "$1" | sed -n "s/.*\"$2\": *\([0-9.eE+-]*\).*/\1/p"
+}
+
+json_traffic() {	# json_traffic FILE: the run's disk traffic in bytes (contexts,
+	# message store and files, read and written)
+	local k t=0
+	for k in ctx_read ctx_written msg_read msg_written file_read file_written; do
+		t=$((t + $(jfield "$1" "$k")))
+	done
+	echo "$t"
+}
+
 csv_header() {	# csv_header CSV: create it with the header if absent
 	[[ -s "$1" ]] ||
 		echo "bench,impl,bytes,mem,ranks,rep,secs,mbps,rss_bytes,cg_peak_bytes,rc,status,note" >"$1"

@@ -36,19 +36,11 @@ R=${1:-${RESULTS_DIR:-$ROOT/bench/results/$(date +%F)}}
 P=$R/plot-data
 mkdir -p "$P"
 
-jfield() {	# jfield FILE KEY: a top-level number of a statistics JSON
-	# (the totals are on its first line; per-superstep "steps" follow)
-	head -n 1 "$1" | sed -n "s/.*\"$2\": *\([0-9.eE+-]*\).*/\1/p"
-}
-
 # ---- traffic.csv -----------------------------------------------------------
 traffic_row() {	# traffic_row SOURCE IMPL MEM RANKS JSON
-	local j=$5 n t k
+	local j=$5 n t
 	n=$(jfield "$j" bytes)
-	t=0
-	for k in ctx_read ctx_written msg_read msg_written file_read file_written; do
-		t=$((t + $(jfield "$j" "$k")))
-	done
+	t=$(json_traffic "$j")
 	awk -v s="$1" -v i="$2" -v n="$n" -v m="$3" -v p="$4" -v t="$t" \
 		'BEGIN { if (n > 0) printf "%s,%s,%s,%s,%s,%s,%.3f\n", s, i, n, m, p, t, t / n }'
 }

@@ -57,23 +57,19 @@ sorted() {
 	[[ $status == ok ]]
 }
 
-# report STATS.json TIME.txt PART FORMAT CASE STATUS: the run's line
+# report STATS.json TIME.txt PART FORMAT CASE STATUS: the run's line (a
+# run refused before it wrote statistics has no secs, traffic or v)
 report() {
-	python3 - "$@" <<'EOF'
-import json, re, sys
-js, tv, part, fmt, case, status = sys.argv[1:]
-try:
-    s = json.load(open(js))
-except (OSError, ValueError):
-    s = {}
-t = open(tv).read()
-rss = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", t).group(1)) * 1024
-io = sum(s.get(k, 0) for k in ("ctx_read", "ctx_written", "msg_read", "msg_written",
-                               "file_read", "file_written"))
-n = s.get("bytes", 0)
-print(f"accept {part} {fmt} {case} secs={s.get('secs', 0):.2f} rss={rss / 2**20:.0f}MiB "
-      f"traffic={io / n if n else 0:.2f}N v={s.get('v', '?')} {status}")
-EOF
+	local js=$1 tv=$2 n=0 io=0 secs=0 v='?' rss
+	if [[ -s $js ]]; then
+		n=$(jfield "$js" bytes) io=$(json_traffic "$js")
+		secs=$(jfield "$js" secs) v=$(jfield "$js" v)
+	fi
+	rss=$(awk -F': ' '/Maximum resident set size/ { print $2 }' "$tv")
+	awk -v part="$3" -v fmt="$4" -v c="$5" -v st="$6" -v s="$secs" -v r="$rss" \
+		-v io="$io" -v n="$n" -v v="$v" 'BEGIN {
+		printf "accept %s %s %s secs=%.2f rss=%.0fMiB traffic=%.2fN v=%s %s\n",
+			part, fmt, c, s, r / 1024, (n > 0 ? io / n : 0), v, st }'
 }
 
 part_big() {
