@@ -32,13 +32,15 @@ INC_mpi  = -Impi $(MPI_CFLAGS)
 INC_pems = -Iio -Impi -Ipems -Iinclude
 INC_bsp  = -Iio -Ipems -Iinclude
 INC_alg  = -Iinclude -Ialgorithms
-INC_cli  = -Iinclude -Ialgorithms
-INC_test = -Iinclude -Ialgorithms -Iio -Ipems -Itests
+INC_model = -Iinclude -Ialgorithms -Imodel
+INC_cli  = -Iinclude -Ialgorithms -Imodel
+INC_test = -Iinclude -Ialgorithms -Imodel -Iio -Ipems -Itests
 
 IO_SRC   = $(wildcard io/*.c)
 PEMS_SRC = $(wildcard pems/*.c)
 BSP_SRC  = $(wildcard bsp/*.c)
 ALG_SRC  = $(wildcard algorithms/*/*.c algorithms/*.c)
+MODEL_SRC = $(wildcard model/*.c)
 CLI_SRC  = $(wildcard cli/*.c)
 TEST_SRC = $(wildcard tests/check_*.c)
 EX_SRC   = $(wildcard examples/*.c)
@@ -46,6 +48,9 @@ EX_SRC   = $(wildcard examples/*.c)
 LIB_OBJ = $(IO_SRC:%.c=$(BUILD)/%.o) $(PEMS_SRC:%.c=$(BUILD)/%.o) \
           $(BSP_SRC:%.c=$(BUILD)/%.o) $(ALG_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ = $(CLI_SRC:%.c=$(BUILD)/%.o)
+# the cost model: a library of its own over the public API and the algorithms
+MODEL_OBJ = $(MODEL_SRC:%.c=$(BUILD)/%.o)
+MODEL_LIB = $(BUILD)/libpems-model.a
 TESTS   = $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 EXAMPLES = $(EX_SRC:examples/%.c=$(BUILD)/examples/%)
 BENCH_SRC = $(wildcard bench/*.c)
@@ -79,6 +84,10 @@ $(BUILD)/algorithms/%.o: algorithms/%.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(CFLAGS_BASE) $(INC_alg) -MMD -MP -c $< -o $@
+$(BUILD)/model/%.o: model/%.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(CFLAGS_BASE) $(INC_model) -MMD -MP -c $< -o $@
 $(BUILD)/cli/%.o: cli/%.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
@@ -87,23 +96,26 @@ $(BUILD)/cli/%.o: cli/%.c
 $(BUILD)/libpems.a: $(LIB_OBJ)
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@ && ar rcs $@ $^
+$(MODEL_LIB): $(MODEL_OBJ)
+	@$(if $(Q),echo "  AR      $@")
+	$(Q)rm -f $@ && ar rcs $@ $^
 $(BUILD)/libpems.so: $(LIB_OBJ)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(SAN) -shared -Wl,-soname,libpems.so.$(SOMAJOR) -o $@ $^ $(LDLIBS)
 $(PLUGIN): $(BUILD)/mpi/mpi_plugin.o
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(SAN) -shared -o $@ $^ $(MPI_LIBS)
-$(BUILD)/pems-run: $(CLI_OBJ) $(BUILD)/libpems.a
+$(BUILD)/pems-run: $(CLI_OBJ) $(MODEL_LIB) $(BUILD)/libpems.a
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(SAN) -pthread -o $@ $(CLI_OBJ) $(BUILD)/libpems.a $(LDLIBS)
+	$(Q)$(CC) $(SAN) -pthread -o $@ $(CLI_OBJ) $(MODEL_LIB) $(BUILD)/libpems.a $(LDLIBS)
 $(BUILD)/examples/%: examples/%.c $(BUILD)/libpems.a
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(CFLAGS_BASE) -Iinclude -o $@ $< $(BUILD)/libpems.a $(LDLIBS)
-$(BUILD)/tests/%: tests/%.c $(wildcard tests/*.h) $(BUILD)/libpems.a
+$(BUILD)/tests/%: tests/%.c $(wildcard tests/*.h) $(MODEL_LIB) $(BUILD)/libpems.a
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
-	$(Q)$(CC) $(CFLAGS_BASE) $(INC_test) -o $@ $< $(BUILD)/libpems.a $(LDLIBS) $(CHECK_LIBS)
+	$(Q)$(CC) $(CFLAGS_BASE) $(INC_test) -o $@ $< $(MODEL_LIB) $(BUILD)/libpems.a $(LDLIBS) $(CHECK_LIBS)
 
 deps:
 	@bash scripts/deps.sh
@@ -138,7 +150,7 @@ tsan:
 # any compiler) reruns tests/fuzz/corpus/TARGET/ in make check;
 # `make fuzz` builds libFuzzer binaries with clang into build-fuzz/fuzz/.
 FUZZ_TARGETS = cli csv libsvm records manifest
-INC_fuzz = -Iinclude -Ialgorithms -Icli -Itests/fuzz
+INC_fuzz = -Iinclude -Ialgorithms -Imodel -Icli -Itests/fuzz
 # the CLI's files but main.c and those a target includes (cli_X.c includes cli/X.c)
 FUZZ_CLI_LIB = $(filter-out cli/main.c,$(CLI_SRC))
 FUZZ_SRC_cli = $(wildcard tests/fuzz/cli_*.c) tests/fuzz/stub_main.c
@@ -149,7 +161,7 @@ FUZZ_INC_manifest = -Iio -Ipems	# pems/checkpoint.h: the parser is internal
 FUZZ_OBJ_records = $(patsubst %.c,$(BUILD)/%.o,$(filter-out cli/verify.c,$(FUZZ_CLI_LIB)))
 FUZZ_REPLAY = $(FUZZ_TARGETS:%=$(BUILD)/fuzz/replay-%)
 FUZZ_BIN = $(FUZZ_TARGETS:%=$(BUILD)/fuzz/fuzz-%)
-FUZZ_DEPS = tests/fuzz/fuzz_util.c $(wildcard tests/fuzz/*.h) $(BUILD)/libpems.a
+FUZZ_DEPS = tests/fuzz/fuzz_util.c $(wildcard tests/fuzz/*.h) $(MODEL_LIB) $(BUILD)/libpems.a
 all-tests: $(FUZZ_REPLAY)
 
 .SECONDEXPANSION:
@@ -157,12 +169,12 @@ $(BUILD)/fuzz/replay-%: tests/fuzz/replay.c tests/fuzz/fuzz_%.c $$(FUZZ_SRC_$$*)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(CFLAGS_BASE) $(INC_fuzz) $(FUZZ_INC_$*) -o $@ tests/fuzz/replay.c tests/fuzz/fuzz_$*.c \
-		$(FUZZ_SRC_$*) tests/fuzz/fuzz_util.c $(FUZZ_OBJ_$*) $(BUILD)/libpems.a $(LDLIBS)
+		$(FUZZ_SRC_$*) tests/fuzz/fuzz_util.c $(FUZZ_OBJ_$*) $(MODEL_LIB) $(BUILD)/libpems.a $(LDLIBS)
 $(BUILD)/fuzz/fuzz-%: tests/fuzz/fuzz_%.c $$(FUZZ_SRC_$$*) $$(FUZZ_OBJ_$$*) $(FUZZ_DEPS)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  FUZZ    $@")
 	$(Q)$(CC) $(CFLAGS_BASE) -fsanitize=fuzzer $(INC_fuzz) $(FUZZ_INC_$*) -o $@ tests/fuzz/fuzz_$*.c \
-		$(FUZZ_SRC_$*) tests/fuzz/fuzz_util.c $(FUZZ_OBJ_$*) $(BUILD)/libpems.a $(LDLIBS)
+		$(FUZZ_SRC_$*) tests/fuzz/fuzz_util.c $(FUZZ_OBJ_$*) $(MODEL_LIB) $(BUILD)/libpems.a $(LDLIBS)
 
 fuzz:
 	$(MAKE) fuzz-bin BUILD=build-fuzz CC=clang OPT="-O1 -g" \

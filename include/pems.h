@@ -257,6 +257,24 @@ PEMS_API void pems_get_stats(struct pems_stats *out);
  * superstep with the superstep number. */
 PEMS_API void pems_set_progress(void (*fn)(uint64_t superstep, void *arg), void *arg);
 
+/* Per-superstep statistics, for comparing a run with a cost model
+ * superstep by superstep.  While recording is on (it is off until
+ * pems_steps_record(true)), each SPMD section keeps one record per
+ * superstep on every rank: the rank's own counters between two barriers,
+ * the last superstep's bytes and times the mean over ranks.  A section
+ * forgets the records of the one before. */
+struct pems_step {
+	double secs;		/* wall seconds, barrier to barrier */
+	double cpu;		/* CPU seconds of this process, every thread */
+	double compute_secs, io_wait_secs;
+	uint64_t ctx_read, ctx_written, msg_read, msg_written;	/* bytes */
+	uint64_t file_read, file_written, h_bytes;		/* bytes */
+};
+PEMS_API void pems_steps_record(bool on);
+/* The records of the last section (owned by pems, valid until the next
+ * section starts) and their number in *@n; NULL when there are none. */
+PEMS_API const struct pems_step *pems_steps(size_t *n);
+
 #ifdef __cplusplus
 }
 #endif

@@ -38,6 +38,7 @@
 
 #include "runtime.h"
 #include "spill.h"
+#include "steps.h"
 
 /*
  * Stack switches are announced to AddressSanitizer (a VP's stack lives in
@@ -1026,6 +1027,7 @@ int pems_rt_run(void (*entry)(void *), void *arg, unsigned maxprocs)
 		return rc;
 	}
 	pems_rt = rt;
+	pems_steps_start();
 	for (;;) {
 		double ts = pems_now();
 
@@ -1044,8 +1046,8 @@ int pems_rt_run(void (*entry)(void *), void *arg, unsigned maxprocs)
 		rt->superstep++;
 		pems_ckpt_barrier(rt, &rc);
 		/* before the comm thread runs again: a hook that reads the
-		 * statistics (pems_get_stats) must not race with its counters
-		 * (found by make tsan: test_mpi_aggregate, cli/model.c) */
+		 * statistics (pems_get_stats) must not race with its counters */
+		pems_steps_barrier();
 		if (rt->progress)
 			rt->progress(rt->superstep, rt->progress_arg);
 		pems_tp_resume(rt);
@@ -1055,6 +1057,7 @@ int pems_rt_run(void (*entry)(void *), void *arg, unsigned maxprocs)
 	stats_collect(rt, &st);
 	stats_sum_ranks(rt, &st);
 	last_stats = st;
+	pems_steps_end(&st, rt->nranks);
 	if (rt->cfg.stats)
 		stats_print(rt, &st);
 	if (rt->cfg.stats_json)
