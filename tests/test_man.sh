@@ -37,13 +37,20 @@ for c in $cmds; do
 	grep -qE "^\.SS $c\$" man/pems-run.1 || bad "command $c has no '.SS $c' in man/pems-run.1"
 	helps+=("$c")
 done
-# helps that describe more options than the command's own
-helps+=("gen --format kv" "gen --format dense" "gen --format libsvm"
-	"model calibrate" "model predict" "model project")
+# helps that describe more options than the command's own: each
+# `--format NAME` a command's help names (gen's kv, dense, ...) has its
+# own, and model's subcommands
+for c in $cmds; do
+	for f in $("$RUN" "$c" --help 2>&1 | grep -oE -- '--format [a-z0-9|]+' |
+		cut -d' ' -f2 | tr '|' '\n' | sort -u); do
+		"$RUN" "$c" --format "$f" --help >/dev/null 2>&1 && helps+=("$c --format $f")
+	done
+done
+helps+=("model calibrate" "model predict" "model project")
 for h in "${helps[@]}"; do
 	# shellcheck disable=SC2086 # h is words
 	out=$("$RUN" $h --help 2>&1) || bad "pems-run $h --help exits $?"
-	for o in $(grep -oE -- '--[a-z][a-z0-9-]*[a-z0-9]' <<<"$out" | sort -u); do
+	for o in $(grep -oE -- '--[a-z]([a-z0-9-]*[a-z0-9])?' <<<"$out" | sort -u); do
 		nopt=$((nopt + 1))
 		has_word "$man1" "$o" || bad "pems-run $h: option $o is not in man/pems-run.1"
 	done
