@@ -3,6 +3,7 @@
 # checked (`make check-structure`).
 #
 #   bash scripts/check-structure.sh [BUILD]      BUILD: default build
+#   CHECK_ROOT=DIR ...                           check the tree at DIR (tests)
 #
 # Product code is every .c and .h under io/ mpi/ pems/ bsp/ algorithms/
 # model/ cli/ include/ (not tests/, bench/, examples/). Rules:
@@ -29,7 +30,7 @@
 # per rule. Exit 0 when there is none, 1 otherwise.
 set -uo pipefail
 
-cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
+cd "${CHECK_ROOT:-$(dirname "${BASH_SOURCE[0]}")/..}" || exit 1
 BUILD=${1:-${BUILD:-build}}
 MAX_LINES=1000
 MAX_FUNC=80
@@ -53,7 +54,7 @@ files=()
 for l in $LAYERS; do
 	[[ -d $l ]] || continue
 	while IFS= read -r f; do files+=("$f"); done < <(
-		if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+		if [[ -z ${CHECK_ROOT:-} ]] && git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
 			git ls-files --cached --others --exclude-standard -- "$l" | grep -E '\.[ch]$'
 		else
 			find "$l" -name '*.[ch]'
