@@ -314,6 +314,20 @@ extern void *pems_progress_arg;
 void pems_vp_sync(void);	/* suspend the calling VP until the next superstep */
 _Noreturn void pems_vp_end(void);
 
+/* signals and the stack-overflow guard (abort.c): once per worker thread */
+void pems_segv_setup(void);
+
+/* scratch dirs (scratch.c): check and expand rt->cfg.tmp into
+ * rt->tmpdir, open the context files; then open file @name in dir @dir
+ * (unlinked unless a checkpoint needs it).  0 or -errno, message printed */
+int pems_scratch_setup(struct pems_rt *rt);
+int pems_scratch_open(struct pems_rt *rt, unsigned dir, const char *name, int *fd_out);
+
+/* statistics (stats.c): after each superstep (PEMS_STATS=2 prints one
+ * line), and at the end of the run (summed over ranks, printed, JSON) */
+void pems_stats_step(struct pems_rt *rt, double t_start);
+void pems_stats_final(struct pems_rt *rt);
+
 /* context swapping (context.c) */
 int pems_ctx_setup(struct pems_rt *rt);
 void pems_ctx_teardown(struct pems_rt *rt);
@@ -346,9 +360,15 @@ unsigned pems_msg_ra(unsigned nranks);
 void pems_msg_buf_restore(struct pems_rt *rt, struct pems_chunk *c);
 size_t pems_msg_chunk_size(size_t budget, unsigned k, unsigned vlocal);
 
-/* registration lookups (bsp.c) */
+/* registrations (reg.c): a VP's table, ids increasing along it */
 struct pems_reg *pems_reg_find_addr(struct pems_vp *vp, const void *addr, uint64_t step);
 struct pems_reg *pems_reg_find_id(struct pems_vp *vp, uint64_t id);
+/* Register @size bytes at @addr in superstep @step: 0 or -ENOMEM. */
+int pems_reg_push(struct pems_vp *vp, const void *addr, size_t size, uint64_t step);
+/* Pop the latest live registration of @addr: 0, or -ENOENT (none). */
+int pems_reg_pop(struct pems_vp *vp, const void *addr, uint64_t step);
+/* At the sync ending superstep @step: forget what is no longer used. */
+void pems_reg_compact(struct pems_vp *vp, uint64_t step);
 
 /* collectives (coll.c) */
 void pems_coll_barrier(struct pems_rt *rt);
