@@ -403,6 +403,20 @@ char *pems_tp_alltoallv(struct pems_rt *rt, const char *send, const size_t *scou
 void pems_msg_land(struct pems_worker *w, struct pems_stream *s, const char *data, size_t len);
 void pems_set_thread_worker(struct pems_worker *w);
 
+/* the file service behind pems_file_* (fileio.c): the same arguments
+ * and results as the API; pems_fio_foreign: @aio was started on another
+ * worker (then pems_fio_wait must not be called); pems_fio_restore: on
+ * resume, handle @h is open again at its old descriptors (0 or -EBUSY) */
+int pems_fio_open(const char *path, int flags, int mode);
+int pems_fio_close(int h);
+long long pems_fio_rw(int h, bool write, void *buf, size_t len, uint64_t off);
+int pems_fio_start(int h, bool write, void *buf, size_t len, uint64_t off,
+		   struct pems_file_aio *aio);
+bool pems_fio_foreign(const struct pems_file_aio *aio);
+long long pems_fio_wait(struct pems_file_aio *aio);
+long long pems_fio_read_pieces(int h, void *out, const uint64_t *offs, size_t n, size_t len);
+int pems_fio_restore(int h, int dfd, int bfd, bool direct);
+
 /* checkpoints (checkpoint.c) */
 struct pems_ckpt;
 int pems_ckpt_init(struct pems_rt *rt);
@@ -417,8 +431,6 @@ bool pems_ckpt_kept(void);
 bool pems_ckpt_started(void);
 void pems_ckpt_file_note(int h, const char *path, int flags, int dfd, int bfd, bool direct);
 void pems_ckpt_file_forget(int h);
-/* set by bsp/file.c: put a reopened file back into its table */
-extern int (*pems_ckpt_file_hook)(int h, int dfd, int bfd, bool direct);
 /* pems_remove_on_abort's list (sched.c): a malloc'd array of n paths */
 unsigned pems_cleanup_list(const char ***paths);
 void pems_remove_on_abort_once(const char *path);
