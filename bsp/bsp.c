@@ -108,7 +108,7 @@ PEMS_API void bsp_begin(bsp_pid_t maxprocs)
 		bsp_abort("bsp_begin: called twice");
 	if (!spmd_fn)
 		read_cmdline();
-	rc = pems_rt_run(vp_main, NULL, maxprocs);
+	rc = pems_rt_run(NULL, vp_main, NULL, maxprocs);
 	fflush(stdout);
 	/* the SPMD section and VP 0's code after bsp_end have run: what
 	 * called bsp_begin on this thread must not run a second time */

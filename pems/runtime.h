@@ -34,6 +34,14 @@ struct pems_derived {
 #define PEMS_MSG_RA 4	/* message chunks read ahead per stream */
 int pems_config_derive(struct pems_config *cfg, unsigned maxprocs,
 		       struct pems_derived *d);
+/* The configuration of pems_configure, else of the environment (read
+ * once): 0, or pems_config_init's error (printed once). */
+int pems_config_default(struct pems_config *out);
+/* context.c (4): bytes of the rest pool @rest that held message chunks
+ * and cached contexts may take, k workers, contexts of @ctx (config.c) */
+size_t pems_hold_limit(size_t rest, unsigned k, size_t ctx);
+/* What pems_configure refuses: 0 or -EINVAL. */
+int pems_config_check(const struct pems_config *cfg);
 
 /* ---- in-context heap (heap.c) ---- */
 struct pems_heap {
@@ -305,7 +313,10 @@ double pems_now(void);
 const char *pems_size_str(char buf[32], size_t bytes);
 
 /* runtime lifecycle (sched.c) */
-int pems_rt_run(void (*entry)(void *), void *arg, unsigned maxprocs);
+/* Run @entry(@arg) on every VP with @cfg (copied; NULL:
+ * pems_config_default) and @maxprocs (bsp_begin's, or 0). */
+int pems_rt_run(const struct pems_config *cfg, void (*entry)(void *), void *arg,
+		unsigned maxprocs);
 void pems_vp_end_keep(void);
 _Noreturn void pems_die(int status);
 extern void (*pems_progress_fn)(uint64_t, void *);

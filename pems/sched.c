@@ -484,31 +484,6 @@ static void run_post_bsp(struct pems_rt *rt)
 	pems_io_destroy(mw.io);
 }
 
-static struct pems_config next_cfg;
-static bool have_cfg;
-
-PEMS_API int pems_configure(const struct pems_config *cfg)
-{
-	if (pems_rt)
-		return -EBUSY;
-	if (cfg->ntmp > PEMS_MAX_TMP || cfg->threads > 64)
-		return -EINVAL;
-	next_cfg = *cfg;
-	have_cfg = true;
-	return 0;
-}
-
-PEMS_API const struct pems_config *pems_current_config(void)
-{
-	if (pems_rt)
-		return &pems_rt->cfg;
-	if (!have_cfg) {
-		pems_config_init(&next_cfg);
-		have_cfg = true;
-	}
-	return &next_cfg;
-}
-
 void (*pems_progress_fn)(uint64_t, void *);
 void *pems_progress_arg;
 
@@ -522,17 +497,28 @@ PEMS_API void pems_set_progress(void (*fn)(uint64_t, void *), void *arg)
 	pems_progress_arg = arg;
 }
 
-int pems_rt_run(void (*entry)(void *), void *arg, unsigned maxprocs)
+int pems_rt_run(const struct pems_config *cfg, void (*entry)(void *), void *arg,
+		unsigned maxprocs)
 {
 	struct pems_rt *rt;
 	int rc;
 
 	if (pems_rt)
 		return -EBUSY;
+	if (cfg && pems_config_check(cfg))
+		return -EINVAL;
 	rt = calloc(1, sizeof(*rt));
 	if (!rt)
 		return -ENOMEM;
-	rt->cfg = *pems_current_config();
+	if (cfg) {
+		rt->cfg = *cfg;
+	} else {
+		rc = pems_config_default(&rt->cfg);
+		if (rc) {
+			free(rt);
+			return rc;
+		}
+	}
 	rt->entry = entry;
 	rt->entry_arg = arg;
 	rt->t0 = pems_now();
@@ -630,7 +616,7 @@ void pems_vp_end_keep(void)
 	FIBER_FINISH(vp->fake_stack, &w->stack_lo, &w->stack_size);
 }
 
-PEMS_API int pems_spmd(void (*spmd)(void *arg), void *arg)
+PEMS_API int pems_spmd(const struct pems_config *cfg, void (*spmd)(void *arg), void *arg)
 {
-	return pems_rt_run(spmd, arg, 0);
+	return pems_rt_run(cfg, spmd, arg, 0);
 }

@@ -42,6 +42,11 @@ static void stats_collect(struct pems_rt *rt, struct pems_stats *st)
 	}
 	st->ctx_read += rt->gets_read;
 	st->supersteps = rt->supersteps;
+	st->procs = rt->v;
+	st->threads = rt->k;
+	st->nranks = rt->nranks;
+	st->mu = rt->mu;
+	st->mem = rt->cfg.mem;
 	st->total_secs = pems_now() - rt->t0;
 	st->peak_resident = rt->peak_resident + (size_t)rt->k * rt->mu;	/* + run slots */
 	pems_spill_totals(PEMS_SPILL_CTX, &st->ctx_raw, &st->ctx_stored);
