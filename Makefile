@@ -108,9 +108,16 @@ $(BUILD)/tests/%: tests/%.c $(wildcard tests/*.h) $(BUILD)/libpems.a
 deps:
 	@bash scripts/deps.sh
 
-check: deps
+check: deps check-format
 	$(MAKE) all-tests
 	@BUILD=$(BUILD) PEMS_SAN="$(SAN)" bash tests/run.sh
+
+# house style: whitespace and layout (.editorconfig); structure: file and
+# function sizes, layering of includes and calls (nm on $(BUILD)'s objects)
+check-format:
+	@bash scripts/check-format.sh
+check-structure:
+	@bash scripts/check-structure.sh $(BUILD)
 
 all-tests: all $(TESTS)
 
@@ -201,7 +208,7 @@ uninstall:
 clean:
 	rm -rf build build-asan build-ubsan build-tsan build-fuzz
 
-.PHONY: all deps check all-tests demo asan ubsan tsan fuzz fuzz-bin bench install uninstall clean
+.PHONY: all deps check check-format check-structure all-tests demo asan ubsan tsan fuzz fuzz-bin bench install uninstall clean
 .SECONDARY:
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 

@@ -285,7 +285,8 @@ static size_t sample_kv(unsigned pid, uint64_t *keys)
 			continue;
 		}
 		for (j = 0; j < per; j++) {	/* spread over the page's 256 records */
-			unsigned r = j * (PAGE / 16 / per) + (unsigned)(mix(pid * 7ull + i * 131 + j) % (PAGE / 16 / per));
+			unsigned r = j * (PAGE / 16 / per) +
+				     (unsigned)(mix(pid * 7ull + i * 131 + j) % (PAGE / 16 / per));
 
 			keys[i * per + j] = recs[i * (PAGE / 16) + r].key;
 		}
