@@ -151,9 +151,7 @@ FUZZ_CLI_LIB = $(filter-out cli/main.c,$(CLI_SRC))
 FUZZ_SRC_cli = $(wildcard tests/fuzz/cli_*.c) tests/fuzz/stub_main.c
 FUZZ_OBJ_cli = $(patsubst %.c,$(BUILD)/%.o,$(filter-out \
 	$(patsubst tests/fuzz/cli_%.c,cli/%.c,$(wildcard tests/fuzz/cli_*.c)),$(FUZZ_CLI_LIB)))
-FUZZ_SRC_records = tests/fuzz/stub_main.c
 FUZZ_INC_manifest = -Iio -Ipems	# pems/checkpoint.h: the parser is internal
-FUZZ_OBJ_records = $(patsubst %.c,$(BUILD)/%.o,$(filter-out cli/verify.c,$(FUZZ_CLI_LIB)))
 FUZZ_REPLAY = $(FUZZ_TARGETS:%=$(BUILD)/fuzz/replay-%)
 FUZZ_BIN = $(FUZZ_TARGETS:%=$(BUILD)/fuzz/fuzz-%)
 FUZZ_DEPS = tests/fuzz/fuzz_util.c $(wildcard tests/fuzz/*.h) $(BUILD)/libpems.a
