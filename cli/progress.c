@@ -131,15 +131,14 @@ void cli_stats_print(const char *cmd, const struct pems_stats *st)
 		U(st->msg_held));
 }
 
-/* ", \"v\": .., \"steps\": [...]": the configuration and pems_steps() */
-static void steps_json(FILE *f)
+/* ", \"v\": .., \"steps\": [...]": the run's shape and pems_steps() */
+static void steps_json(FILE *f, const struct pems_stats *st)
 {
-	const struct pems_config *cfg = pems_current_config();
 	size_t i, n;
 	const struct pems_step *s = pems_steps(&n);
 
 	fprintf(f, ", \"v\": %u, \"k\": %u, \"p\": %u, \"mem\": %zu, \"steps\": [",
-		cfg->procs, cfg->threads, pems_nranks(), cfg->mem);
+		st->procs, st->threads, pems_nranks(), st->mem);
 	for (i = 0; i < n; i++)
 		fprintf(f, "%s\n  {\"secs\": %.6f, \"cpu\": %.6f, \"compute\": %.6f, \"io_wait\": %.6f,"
 			" \"ctx_read\": %llu, \"ctx_written\": %llu, \"msg_read\": %llu,"
@@ -175,7 +174,7 @@ int cli_stats_json(const char *path, const char *cmd, uint64_t bytes,
 		U(st->h_bytes), U(st->h_max), U(st->peak_resident),
 		U(st->ctx_raw), U(st->ctx_stored), U(st->msg_raw), U(st->msg_stored),
 		U(st->msg_held));
-	steps_json(f);
+	steps_json(f, st);
 	fputs("}\n", f);
 	if (ferror(f))
 		rc = -EIO;

@@ -191,6 +191,7 @@ static int cal_agg_run(struct cal *c, double groups, unsigned idx, double t[4])
 {
 	char in[4096], out[4096];
 	struct pems_aggregate_job job = { .in = in, .out = out };
+	struct pems_stats st;
 	double wall, rows = floor(c->o->ksize / 16);
 	struct pems_model_gen g = { .kind = PEMS_MODEL_GEN_KV, .count = (uint64_t)rows,
 				    .groups = (uint64_t)groups, .seed = 7, .path = in };
@@ -218,7 +219,8 @@ static int cal_agg_run(struct cal *c, double groups, unsigned idx, double t[4])
 	t[0] = kernel_secs(2);
 	t[1] = kernel_secs(3);
 	t[2] = kernel_secs(4);
-	t[3] = pems_current_config()->procs;
+	pems_get_stats(&st);
+	t[3] = st.procs;
 	return 0;
 }
 

@@ -49,8 +49,10 @@ static double thread_cpu(void) { return clock_secs(CLOCK_THREAD_CPUTIME_ID); }
 int cal_configure(unsigned procs, unsigned k, size_t mu, size_t mem, const char *tmp)
 {
 	struct pems_config cfg;
+	int rc = pems_config_init(&cfg);
 
-	pems_config_init(&cfg);
+	if (rc)
+		return rc;
 	cfg.procs = procs;
 	cfg.threads = k;
 	cfg.mu = mu;
@@ -290,7 +292,7 @@ static void disk_spmd(void *arg)
 
 static int run_disk(void *arg)
 {
-	return pems_spmd(disk_spmd, arg);
+	return pems_spmd(NULL, disk_spmd, arg);
 }
 
 /* the test file, allocated ahead like the message logs and the outputs:
@@ -405,7 +407,7 @@ static void empty_spmd(void *arg)
 
 static int run_empty(void *arg)
 {
-	return pems_spmd(empty_spmd, arg);
+	return pems_spmd(NULL, empty_spmd, arg);
 }
 
 /* the median superstep of the last recorded run from @from on, but its

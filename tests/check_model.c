@@ -602,7 +602,7 @@ START_TEST(the_recorder_keeps_one_record_per_superstep)
 	double sum = 0;
 	size_t n, i;
 
-	pems_config_init(&cfg);
+	ck_assert_int_eq(pems_config_init(&cfg), 0);
 	cfg.procs = 3;
 	cfg.threads = 1;
 	cfg.mem = 64u << 20;
@@ -611,7 +611,7 @@ START_TEST(the_recorder_keeps_one_record_per_superstep)
 	cfg.quiet = true;
 	ck_assert_int_eq(pems_configure(&cfg), 0);
 	pems_steps_record(true);
-	ck_assert_int_eq(pems_spmd(three_steps, NULL), 0);
+	ck_assert_int_eq(pems_spmd(NULL, three_steps, NULL), 0);
 	pems_steps_record(false);
 	pems_get_stats(&st);
 	s = pems_steps(&n);
@@ -621,7 +621,7 @@ START_TEST(the_recorder_keeps_one_record_per_superstep)
 		sum += s[i].secs;
 	ck_assert_msg(fabs(sum - st.total_secs) < 1e-6 + 1e-3 * st.total_secs,
 		      "steps %.6f s, total %.6f s", sum, st.total_secs);
-	ck_assert_int_eq(pems_spmd(three_steps, NULL), 0);
+	ck_assert_int_eq(pems_spmd(NULL, three_steps, NULL), 0);
 	ck_assert_uint_eq((pems_steps(&n), n), 4);	/* off: the last records stay */
 }
 END_TEST
