@@ -120,10 +120,13 @@ struct pems_model_job {
 	double mem;			/* budget per rank, bytes */
 	unsigned k;			/* workers per rank */
 	double chunk, mu;		/* message chunk, context size (planned) */
+	enum pems_compress compress;	/* of spills: its buffers take budget */
+	int compress_level;
 };
 
 /* Defaults: 1 GiB budget, 1 Mi groups of 33 output bytes, sgd dim 64,
- * one epoch, batch 64, 64 local steps, 16 shards. */
+ * one epoch, batch 64, 64 local steps, 16 shards; compression as the
+ * environment sets it for runs here (PEMS_COMPRESS). */
 void pems_model_job_init(struct pems_model_job *j);
 const char *pems_model_algo_name(enum pems_model_algo a);
 /* "sort", "aggregate", "sgd"; -EINVAL otherwise. */

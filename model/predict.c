@@ -23,6 +23,19 @@ void pems_model_job_init(struct pems_model_job *j)
 	j->cost.batch = 64;
 	j->cost.local_steps = 64;
 	j->cost.shards = 16;
+	j->compress = pems_current_config()->compress;
+	j->compress_level = pems_current_config()->compress_level;
+}
+
+/* the configuration a run of @j would start from */
+static void job_config(const struct pems_model_job *j, struct pems_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->mem = (size_t)j->mem;
+	cfg->procs = j->cost.v;
+	cfg->threads = j->k;
+	cfg->compress = j->compress;
+	cfg->compress_level = j->compress_level;
 }
 
 static const char *const algo_names[] = { "sort", "aggregate", "sgd" };
@@ -53,10 +66,7 @@ int pems_model_plan(struct pems_model_job *j, unsigned cores)
 	struct pems_config cfg;
 	int rc;
 
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.mem = (size_t)j->mem;
-	cfg.procs = j->cost.v;
-	cfg.threads = j->k;
+	job_config(j, &cfg);
 	if (j->algo == PEMS_MODEL_SGD) {
 		rc = pems_sgd_plan(&cfg, j->cost.shards, &env);
 	} else if (j->algo == PEMS_MODEL_SORT) {
@@ -113,15 +123,19 @@ static double work_secs(const struct pems_model_params *m, const struct pems_mod
  * few KiB between supersteps, so the messages get nearly all the room. */
 static void apply_hold(const struct pems_model_job *j, struct pems_cost_plan *pl)
 {
-	double msg_mem = j->chunk * (2.0 * j->k * j->cost.v + 8.0 * j->k);
-	double room = j->cost.p * (double)pems_hold_room(j->k, j->cost.v, (size_t)j->mem,
-							 (size_t)msg_mem, (size_t)j->mu, 0,
-							 j->cost.p);
 	const char *off = getenv("PEMS_MSG_HOLD");	/* as pems_config_init reads it */
+	struct pems_config cfg;
+	struct pems_budget b;
+	double room;
 	unsigned i;
 
 	if (off && !strcmp(off, "0"))
 		return;
+	job_config(j, &cfg);
+	cfg.msg_mem = (size_t)(j->chunk * (2.0 * j->k * j->cost.v + 8.0 * j->k));
+	cfg.mu = (size_t)j->mu;
+	pems_budget(&cfg, j->cost.p, 0, &b);
+	room = j->cost.p * (double)b.hold;
 	for (i = 0; i + 1 < pl->n; i++) {
 		double h = dmin(dmin(pl->s[i].msg_w, pl->s[i + 1].msg_r), room);
 
