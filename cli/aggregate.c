@@ -77,8 +77,10 @@ static const char agg_help_tail[] =
 	"\n"
 	"Exit status: 0 ok, 1 runtime failure or bad data, 2 usage error.\n";
 
-enum { OPT_AGG = CLI_OPT_FIRST_LOCAL, OPT_IN_FMT, OPT_OUT_FMT, OPT_KEY, OPT_VALUE,
-       OPT_BY, OPT_AS, OPT_SCHEMA, OPT_DELIM, OPT_NO_HEADER, OPT_NULL, OPT_ON_ERROR };
+enum {
+	OPT_AGG = CLI_OPT_FIRST_LOCAL, OPT_IN_FMT, OPT_OUT_FMT, OPT_KEY, OPT_VALUE,
+	OPT_BY, OPT_AS, OPT_SCHEMA, OPT_DELIM, OPT_NO_HEADER, OPT_NULL, OPT_ON_ERROR
+};
 
 struct agg_args {
 	struct cli_runtime rt;
