@@ -336,9 +336,9 @@ static uint64_t mu_for(uint64_t bytes, unsigned v)
 			tab += sample.rec_bytes;
 			wire += sample.rec_bytes;
 		}
-	scan = (16u << 20) + rows * (tab + wire);
+	scan = 4 * (uint64_t)gb_piece(bytes / v) + rows * (tab + wire);
 	own = rows * 13 / 10 * (wire + tab + text);
-	return (scan > own ? scan : own) + (8u << 20) +
+	return (scan > own ? scan : own) + (1u << 20) +
 	       (uint64_t)v * (2 * (64 * GB_SPLIT + 8) + GB_SPLIT + sizeof(struct gb_vpinfo));
 }
 
@@ -356,8 +356,18 @@ static int plan(struct pems_config *cfg)
 		cfg->procs = bytes / sample.rec_bytes > k ? (unsigned)(bytes / sample.rec_bytes) : k;
 	if (!cfg->mu)
 		cfg->mu = mu_for(bytes, cfg->procs);
+	GB.piece = gb_piece(bytes / cfg->procs);
 	cfg->mu = (cfg->mu + (1u << 20) - 1) & ~(size_t)((1u << 20) - 1);
 	return 0;
+}
+
+size_t gb_piece(uint64_t slice)
+{
+	uint64_t p = 64u << 10;
+
+	while (p < slice && p < (4u << 20))
+		p *= 2;
+	return (size_t)p;
 }
 
 /* ---- run ---- */

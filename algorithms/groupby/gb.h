@@ -270,12 +270,15 @@ struct gb_run {
 	char *hdr;		/* output header line */
 	size_t hdr_len;
 	uint64_t out_total;
+	size_t piece;		/* read size of the scan (gb_piece) */
 	uint64_t _Atomic done;	/* input bytes scanned */
 	int _Atomic failed;
 };
 
 extern struct gb_run GB;
 
+/* Read size of the scan for slices of @slice bytes: up to 4 MiB. */
+size_t gb_piece(uint64_t slice);
 /* The SPMD section (spmd.c). */
 void gb_spmd(void *arg);
 /* Compose job->errmsg / skipmsg / counts from every VP's info (engine.c);

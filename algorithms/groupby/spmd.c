@@ -7,7 +7,7 @@
  *        random pieces of its slice; VP 0 gathers them, sorts them and
  *        broadcasts v-1 splitters (key prefixes of GB_SPLIT bytes), so
  *        that owner ranges hold about equal numbers of rows
- *   2    scan: read the slice in PIECE pieces, parse the records into
+ *   2    scan: read the slice in GB.piece pieces, parse the records into
  *        typed values, aggregate them in the VP's hash table (partial
  *        states; values for the holistic aggregates), serialize every
  *        group for the owner of its key range and post them with
@@ -35,7 +35,6 @@
 
 #include "groupby/gb.h"
 
-#define PIECE (4u << 20)	/* read size of the scan */
 #define REC_MAX (64u << 20)	/* longest record */
 #define SAMPLES 64		/* sample keys per VP */
 #define SPIECES 16		/* random pieces they come from */
@@ -74,7 +73,7 @@ static char *scratch(struct scan *s, size_t n)
 {
 	if (n > s->scap) {
 		pems_free(s->scratch);
-		s->scap = n + PIECE;
+		s->scap = n + GB.piece;
 		s->scratch = pems_malloc(s->scap);
 	}
 	return s->scratch;
@@ -249,14 +248,14 @@ static bool refill(struct reader *r, size_t from)
 	memmove(r->buf, r->buf + from, r->have - from);
 	r->have -= from;
 	r->base += from;
-	if (r->have + PIECE > r->cap) {
+	if (r->have + GB.piece > r->cap) {
 		if (r->have >= REC_MAX)
 			return false;
-		r->cap = r->have + PIECE;
+		r->cap = r->have + GB.piece;
 		r->buf = pems_realloc(r->buf, r->cap + 1);
 	}
 	left = GB.size - r->base - r->have;
-	n = left < PIECE ? (size_t)left : PIECE;
+	n = left < GB.piece ? (size_t)left : GB.piece;
 	rc = n ? pems_file_read(GB.in, r->buf + r->have, n, r->base + r->have) : 0;
 	if (rc != (long long)n)
 		fail("reading the input", rc);
@@ -334,7 +333,7 @@ static bool is_blank(const char *p, size_t n)
 static void scan(unsigned pid, struct scan *s, struct gb_table *t, struct gb_vpinfo *info)
 {
 	uint64_t lo = slice_lo(pid), hi = slice_lo(pid + 1), pos;
-	struct reader r = { .cap = PIECE };
+	struct reader r = { .cap = GB.piece };
 
 	r.buf = pems_malloc(r.cap + 1);
 	pos = lo > GB.data ? first_record(lo, &r) : lo;
