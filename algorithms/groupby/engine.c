@@ -28,7 +28,28 @@ struct gb_run GB;
 
 static struct {
 	uint64_t rec_bytes, key_bytes;	/* per sampled row, at least 1 */
+	uint64_t rows, distinct;	/* sampled rows, distinct keys among them */
 } sample;
+
+#define SEEN_SLOTS 32768	/* > 2 * INFER_ROWS */
+
+/* count the key of a sampled row in a hash set of key hashes */
+static void seen_key(uint64_t *set, const struct gb_field *f)
+{
+	uint64_t h = 1, j;
+	unsigned i;
+
+	for (i = 0; i < GB.q.nkeys; i++)
+		h = h * 0x9e3779b97f4a7c15ull ^
+		    gb_hash((const uint8_t *)f[GB.q.need_col[GB.q.key[i]]].p,
+			    f[GB.q.need_col[GB.q.key[i]]].len);
+	h |= 1;
+	for (j = h & (SEEN_SLOTS - 1); set[j]; j = (j + 1) & (SEEN_SLOTS - 1))
+		if (set[j] == h)
+			return;
+	set[j] = h;
+	sample.distinct++;
+}
 
 /* ---- reports ---- */
 
@@ -244,6 +265,7 @@ static void infer(struct head *h)
 	enum gb_type t[GB_MAX_KEYS + 2 * GB_MAX_AGGS];
 	bool seen[GB_MAX_KEYS + 2 * GB_MAX_AGGS] = { false };
 	uint64_t rows = 0, kb = 0, at = h->at;
+	uint64_t *set = calloc(SEEN_SLOTS, 8);
 	unsigned i;
 
 	for (i = 0; i < q->nneed; i++)
@@ -274,7 +296,11 @@ static void infer(struct head *h)
 		}
 		for (i = 0; i < q->nkeys; i++)
 			kb += 2 + h->f[q->need_col[q->key[i]]].len;
+		if (set)
+			seen_key(set, h->f);
 	}
+	free(set);
+	sample.rows = rows;
 	for (i = 0; i < q->nneed; i++) {
 		if (q->type_given[i])
 			continue;
@@ -322,10 +348,25 @@ static int prepare(void)
  * plus the per-VP tables of the splitters and reports, and VP 0's
  * gathered samples.
  */
+/* groups a VP's scan meets in @rows rows: all distinct keys of the
+ * sample when it saw few (a small domain), else the sample's share */
+static uint64_t scan_groups(uint64_t rows)
+{
+	uint64_t g;
+
+	if (!sample.rows)
+		return rows < 1024 ? rows : 1024;
+	if (sample.distinct * 2 < sample.rows)
+		g = sample.distinct * 2;
+	else
+		g = rows * sample.distinct / sample.rows + 1;
+	return g < rows ? g : rows;
+}
+
 static uint64_t mu_for(uint64_t bytes, unsigned v)
 {
 	const struct gb_query *q = &GB.q;
-	uint64_t rows = bytes / sample.rec_bytes / v + 1;
+	uint64_t rows = bytes / sample.rec_bytes / v + 1, groups = scan_groups(rows);
 	uint64_t tab = 40 + q->state_size + sample.key_bytes + 24 * q->nlists;
 	uint64_t wire = 8 + q->state_size + sample.key_bytes + 16 * q->nlists;
 	uint64_t text = 2 * sample.key_bytes + 24 * q->nout + 8, scan, own;
@@ -336,8 +377,10 @@ static uint64_t mu_for(uint64_t bytes, unsigned v)
 			tab += sample.rec_bytes;
 			wire += sample.rec_bytes;
 		}
-	scan = 4 * (uint64_t)gb_piece(bytes / v) + rows * (tab + wire);
-	own = rows * 13 / 10 * (wire + tab + text);
+	/* the scan's table may double once past its estimate; the text
+	 * buffer grows by doubling */
+	scan = 4 * (uint64_t)gb_piece(bytes / v) + groups * (3 * tab + wire);
+	own = groups * 13 / 10 * (wire + tab + 3 * text);
 	return (scan > own ? scan : own) + (1u << 20) +
 	       (uint64_t)v * (2 * (64 * GB_SPLIT + 8) + GB_SPLIT + sizeof(struct gb_vpinfo));
 }
@@ -357,6 +400,8 @@ static int plan(struct pems_config *cfg)
 	if (!cfg->mu)
 		cfg->mu = mu_for(bytes, cfg->procs);
 	GB.piece = gb_piece(bytes / cfg->procs);
+	GB.scan_groups = scan_groups(bytes / sample.rec_bytes / cfg->procs + 1);
+	GB.scan_keys = GB.scan_groups * sample.key_bytes;
 	cfg->mu = (cfg->mu + (1u << 20) - 1) & ~(size_t)((1u << 20) - 1);
 	return 0;
 }

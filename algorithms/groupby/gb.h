@@ -191,7 +191,15 @@ struct gb_table {
 	uint32_t *order;	/* after gb_table_finish: groups in key order */
 };
 
-void gb_table_init(struct gb_table *t, const struct gb_query *q, size_t groups_hint);
+/* An empty table with room for @groups groups of @key_bytes key bytes in
+ * all and items[l] values in list l (items may be NULL); it grows past
+ * them by doubling. */
+void gb_table_init(struct gb_table *t, const struct gb_query *q, size_t groups,
+		   size_t key_bytes, const size_t *items);
+/* What a received buffer holds: groups (at most), key bytes, items per
+ * list, for gb_table_init. */
+void gb_wire_count(const struct gb_query *q, const uint8_t *buf, size_t bytes,
+		   size_t *groups, size_t *key_bytes, size_t *items);
 void gb_table_free(struct gb_table *t);
 uint64_t gb_hash(const uint8_t *k, size_t len);
 /* Add one row: key @k (@klen bytes, hash @h) and the needed columns'
@@ -271,6 +279,8 @@ struct gb_run {
 	size_t hdr_len;
 	uint64_t out_total;
 	size_t piece;		/* read size of the scan (gb_piece) */
+	size_t scan_groups;	/* expected groups of one VP's scan */
+	size_t scan_keys;	/* and their key bytes */
 	uint64_t _Atomic done;	/* input bytes scanned */
 	int _Atomic failed;
 };

@@ -416,9 +416,11 @@ static char *merge(unsigned pid, void *recv, size_t bytes, struct gb_vpinfo *inf
 		   size_t *out_bytes)
 {
 	struct gb_table *t = pems_malloc(sizeof(*t));
+	size_t groups, kb, items[GB_MAX_AGGS];
 	char *out;
 
-	gb_table_init(t, &GB.q, 1024);
+	gb_wire_count(&GB.q, recv, bytes, &groups, &kb, items);
+	gb_table_init(t, &GB.q, groups + 1, kb, items);
 	if (!GB.q.nkeys && pid == 0)	/* no --by: one group, even of no rows */
 		gb_table_touch(t, (const uint8_t *)"", 0);
 	gb_table_absorb(t, recv, bytes);
@@ -464,7 +466,7 @@ void gb_spmd(void *arg)
 	(void)arg;
 	scan_init(s);
 	split = splitters(pid, s);
-	gb_table_init(t, &GB.q, 1024);
+	gb_table_init(t, &GB.q, GB.scan_groups, GB.scan_keys, NULL);
 	scan(pid, s, t, info);
 	scan_free(s);
 	pems_free(s);

@@ -63,20 +63,23 @@ uint64_t gb_hash(const uint8_t *k, size_t len)
 	return mix64(h ^ w);
 }
 
-void gb_table_init(struct gb_table *t, const struct gb_query *q, size_t hint)
+void gb_table_init(struct gb_table *t, const struct gb_query *q, size_t groups,
+		   size_t key_bytes, const size_t *items)
 {
 	unsigned i, l;
 
 	memset(t, 0, sizeof(*t));
 	t->q = q;
-	t->nslots = 1024;
-	while (t->nslots < hint * 2 && t->nslots < (1u << 30))
+	if (groups < 64)
+		groups = 64;
+	t->nslots = 128;
+	while (t->nslots < groups * 2 && t->nslots < (1u << 31))
 		t->nslots *= 2;
 	t->slots = pems_calloc(t->nslots, 8);
-	t->gcap = (uint32_t)(t->nslots / 2);
+	t->gcap = (uint32_t)groups;
 	t->koff = pems_malloc((size_t)t->gcap * 8);
 	t->states = pems_malloc((size_t)t->gcap * q->state_size + 16);
-	t->kcap = (size_t)t->gcap * 16;
+	t->kcap = key_bytes > 1024 ? key_bytes : 1024;
 	t->keys = pems_malloc(t->kcap);
 	for (i = 0; i < q->naggs; i++) {
 		const struct gb_agg *a = &q->agg[i];
@@ -85,6 +88,10 @@ void gb_table_init(struct gb_table *t, const struct gb_query *q, size_t hint)
 			continue;
 		l = (unsigned)a->list;
 		t->list[l].str = q->need_type[a->col] == GB_STR;
+		if (items && items[l]) {
+			t->list[l].cap = items[l];
+			t->list[l].e = pems_malloc(items[l] * sizeof(struct gb_item));
+		}
 	}
 }
 
@@ -166,7 +173,7 @@ static uint32_t lookup(struct gb_table *t, const uint8_t *k, size_t klen, uint64
 {
 	uint64_t tag = h >> 32 << 32, j;
 
-	if ((size_t)t->ngroups * 2 >= t->nslots)
+	if ((size_t)t->ngroups * 2 + 2 >= t->nslots)
 		grow_slots(t);
 	for (j = (h >> 32) * 0x9e3779b9u & (t->nslots - 1);; j = (j + 1) & (t->nslots - 1)) {
 		uint64_t e = t->slots[j];
@@ -637,6 +644,33 @@ uint8_t *gb_table_send(struct gb_table *t, const uint8_t *split, unsigned nsplit
 	pems_free(own);
 	gb_table_free(t);
 	return buf;
+}
+
+void gb_wire_count(const struct gb_query *q, const uint8_t *buf, size_t bytes,
+		   size_t *groups, size_t *key_bytes, size_t *items)
+{
+	const uint8_t *p = buf, *end = buf + bytes;
+	unsigned l;
+
+	*groups = *key_bytes = 0;
+	memset(items, 0, q->nlists * sizeof(*items));
+	while (p < end) {
+		uint32_t klen, cnt, len, j;
+
+		memcpy(&klen, p, 4);
+		p += 4 + klen + q->state_size;
+		(*groups)++;
+		*key_bytes += klen;
+		for (l = 0; l < q->nlists; l++) {
+			memcpy(&cnt, p, 4);
+			p += 4;
+			items[l] += cnt;
+			for (j = 0; j < cnt; j++) {
+				memcpy(&len, p, 4);
+				p += 4 + len;
+			}
+		}
+	}
 }
 
 void gb_table_absorb(struct gb_table *t, const uint8_t *buf, size_t bytes)
