@@ -25,10 +25,12 @@
 #define INFER_ROWS 10000
 
 struct gb_run GB;
+static const char *display_name;	/* of the input in messages (stdin) */
 
 static struct {
 	uint64_t rec_bytes, key_bytes;	/* per sampled row, at least 1 */
 	uint64_t rows, distinct;	/* sampled rows, distinct keys among them */
+	bool quoted_nl;		/* a sampled field holds a newline */
 } sample;
 
 #define SEEN_SLOTS 32768	/* > 2 * INFER_ROWS */
@@ -55,40 +57,40 @@ static void seen_key(uint64_t *set, const struct gb_field *f)
 
 static void describe(char *m, size_t len, const struct gb_errinfo *e, uint64_t line)
 {
-	const struct pems_csv_groupby_job *job = GB.job;
 	const struct gb_query *q = &GB.q;
+	const char *in = GB.name;
 
 	switch (e->kind) {
 	case GE_FEW:
 		snprintf(m, len, "%s: line %" PRIu64 ": %u fields, but the header has %u (column %u missing)",
-			 job->in, line, e->nf, q->ncols, e->col);
+			 in, line, e->nf, q->ncols, e->col);
 		break;
 	case GE_MANY:
 		snprintf(m, len, "%s: line %" PRIu64 ", column %u: %u fields, more than the %u of the header",
-			 job->in, line, e->col, e->nf, q->ncols);
+			 in, line, e->col, e->nf, q->ncols);
 		break;
 	case GE_QUOTE_OPEN:
 		snprintf(m, len, "%s: line %" PRIu64 ", column %u: quoted field not closed before the end of the file",
-			 job->in, line, e->col);
+			 in, line, e->col);
 		break;
 	case GE_QUOTE_TEXT:
 		snprintf(m, len, "%s: line %" PRIu64 ", column %u: text after the closing quote of a field",
-			 job->in, line, e->col);
+			 in, line, e->col);
 		break;
 	case GE_INT:
 	case GE_NUM:
 		snprintf(m, len, "%s: line %" PRIu64 ", column %u (%s): '%s' is not %s (declare the column's type with --schema %s:%s)",
-			 job->in, line, e->col, q->need_name[e->nf], e->tok,
+			 in, line, e->col, q->need_name[e->nf], e->tok,
 			 e->kind == GE_INT ? "an integer" : "a number", q->need_name[e->nf],
 			 e->kind == GE_INT ? "f64" : "str");
 		break;
 	case GE_LONG:
 		snprintf(m, len, "%s: line %" PRIu64 ": a record longer than 64 MiB (a quote not closed?)",
-			 job->in, line);
+			 in, line);
 		break;
 	default:
 		snprintf(m, len, "%s: byte %" PRIu64 ": a quoted field with a newline spans the boundary of two VPs' slices; run again with --procs 1",
-			 job->in, line);
+			 in, line);
 		break;
 	}
 }
@@ -178,7 +180,7 @@ struct head {
 
 static int head_err(const char *fmt, const char *a)
 {
-	snprintf(GB.job->errmsg, sizeof(GB.job->errmsg), fmt, GB.job->in, a);
+	snprintf(GB.job->errmsg, sizeof(GB.job->errmsg), fmt, GB.name, a);
 	return -EINVAL;
 }
 
@@ -279,6 +281,7 @@ static void infer(struct head *h)
 		if (r <= 0)
 			break;
 		at += (size_t)r;
+		sample.quoted_nl |= lines > 0;
 		if (nf != q->ncols)
 			continue;
 		rows++;
@@ -397,6 +400,10 @@ static int plan(struct pems_config *cfg)
 	k = cfg->threads;
 	if (!user_v && bytes / sample.rec_bytes < cfg->procs)	/* tiny input: fewer VPs */
 		cfg->procs = bytes / sample.rec_bytes > k ? (unsigned)(bytes / sample.rec_bytes) : k;
+	/* newlines inside quotes: a slice may start inside a field, so one
+	 * VP reads it all when that fits (a tenth of the budget) */
+	if (!user_v && sample.quoted_nl && k * mu_for(bytes, 1) < cfg->mem / 10)
+		cfg->procs = 1;
 	if (!cfg->mu)
 		cfg->mu = mu_for(bytes, cfg->procs);
 	GB.piece = gb_piece(bytes / cfg->procs);
@@ -469,6 +476,7 @@ static int setup(struct pems_csv_groupby_job *job)
 
 	memset(&GB, 0, sizeof(GB));
 	GB.job = job;
+	GB.name = display_name ? display_name : job->in;
 	job->errmsg[0] = job->skipmsg[0] = '\0';
 	job->rows = job->groups = job->skipped = 0;
 	GB.delim = job->delim ? job->delim : ',';
@@ -491,7 +499,45 @@ static int setup(struct pems_csv_groupby_job *job)
 	return 0;
 }
 
+static int groupby_files(struct pems_csv_groupby_job *job);
+
+/* "-" as IN or OUT: through files in the scratch directory */
 int pems_csv_groupby(struct pems_csv_groupby_job *job)
+{
+	struct pems_csv_groupby_job j = *job;
+	char in[4096], out[4096];
+	bool sin = !strcmp(job->in, "-"), sout = !strcmp(job->out, "-") && pems_rank() == 0;
+	int rc = 0;
+
+	if (sin && pems_rank() == 0 && (rc = gb_spool_stdin(in, sizeof(in))))
+		fprintf(stderr, "pems: error: groupby: copying standard input to %s: %s\n", in, strerror(-rc));
+	if (!rc && sout && (rc = gb_spool_path("out", out, sizeof(out))))
+		fprintf(stderr, "pems: error: groupby: %s: %s\n", out, strerror(-rc));
+	if (rc)
+		return rc;
+	if (sin)
+		j.in = in;
+	if (sout) {
+		unlink(out);	/* the run creates it */
+		j.out = out;
+	}
+	display_name = sin ? "standard input" : job->in;
+	rc = groupby_files(&j);
+	if (!rc && sout && (rc = gb_cat_stdout(out)))
+		fprintf(stderr, "pems: error: groupby: writing standard output: %s\n", strerror(-rc));
+	if (sout)
+		unlink(out);
+	if (sin)
+		unlink(in);
+	memcpy(job->errmsg, j.errmsg, sizeof(j.errmsg));
+	memcpy(job->skipmsg, j.skipmsg, sizeof(j.skipmsg));
+	job->rows = j.rows;
+	job->groups = j.groups;
+	job->skipped = j.skipped;
+	return rc;
+}
+
+static int groupby_files(struct pems_csv_groupby_job *job)
 {
 	struct pems_config cfg = *pems_current_config();
 	char tmp[4096];

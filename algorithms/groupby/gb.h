@@ -267,6 +267,7 @@ struct gb_vpinfo {		/* allgathered after the merge */
 
 struct gb_run {
 	struct pems_csv_groupby_job *job;
+	const char *name;	/* the input in messages */
 	struct gb_query q;
 	uint64_t size, data;	/* file bytes; offset of the first data record */
 	uint64_t hdr_lines;	/* lines before data (header) */
@@ -294,3 +295,12 @@ void gb_spmd(void *arg);
 /* Compose job->errmsg / skipmsg / counts from every VP's info (engine.c);
  * returns true when the run failed. */
 bool gb_report(const struct gb_vpinfo *all, unsigned v);
+
+/* ---- stdio.c: "-" as IN or OUT ---- */
+
+/* A new empty file in the scratch directory, its name in @path. */
+int gb_spool_path(const char *what, char *path, size_t len);
+/* Copy standard input to a new file there; 0 or -errno. */
+int gb_spool_stdin(char *path, size_t len);
+/* Copy @path to standard output; 0 or -errno. */
+int gb_cat_stdout(const char *path);
