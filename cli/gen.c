@@ -293,7 +293,7 @@ int cli_gen_main(int argc, char **argv)
 		return rc;
 	t0 = cli_now() - t0;
 	fprintf(stderr, "gen: %llu %s records (%s) to %s in %.2f s (%.1f MB/s)\n",
-		(unsigned long long)r.g.count, cli_format_name(r.g.fmt),
+		(unsigned long long)r.g.count, pems_format_name(r.g.fmt),
 		cli_human(r.g.count * r.rsz, size, sizeof(size)), a.out, t0,
 		t0 > 0 ? r.g.count * r.rsz / t0 / 1e6 : 0.0);
 	return CLI_EXIT_OK;
