@@ -36,7 +36,7 @@ static struct {
 #define SEEN_SLOTS 32768	/* > 2 * INFER_ROWS */
 
 /* count the key of a sampled row in a hash set of key hashes */
-static void seen_key(uint64_t *set, const struct gb_field *f)
+static void seen_key(uint64_t *set, const struct pems_csv_field *f)
 {
 	uint64_t h = 1, j;
 	unsigned i;
@@ -173,7 +173,7 @@ struct head {
 	size_t got;
 	size_t at;		/* parse position */
 	bool all;		/* buf holds the whole file */
-	struct gb_field f[GB_MAX_COLS];
+	struct pems_csv_field f[GB_MAX_COLS];
 	char *scratch;
 	char (*names)[GB_NAME];
 };
@@ -212,13 +212,13 @@ static int read_head(struct head *h)
 static int header(struct head *h)
 {
 	unsigned nf = 0, lines = 0, bad = 0, i;
-	enum gb_rec_err re;
+	enum pems_csv_rec_err re;
 	long r;
 
 	GB.data = h->at;
 	if (h->at == h->got)	/* empty */
 		return 0;
-	r = gb_record(h->buf + h->at, h->got - h->at, h->all, GB.delim, h->f, GB_MAX_COLS, &nf,
+	r = pems_csv_record(h->buf + h->at, h->got - h->at, h->all, GB.delim, h->f, GB_MAX_COLS, &nf,
 		      h->scratch, &lines, &re, &bad);
 	if (r == 0)
 		return head_err("%s: line 1: the first record is longer than 1 MiB%s", "");
@@ -274,8 +274,8 @@ static void infer(struct head *h)
 		t[i] = GB_I64;
 	while (rows < INFER_ROWS && at < h->got) {
 		unsigned nf, lines, bad;
-		enum gb_rec_err re;
-		long r = gb_record(h->buf + at, h->got - at, h->all, GB.delim, h->f, GB_MAX_COLS, &nf,
+		enum pems_csv_rec_err re;
+		long r = pems_csv_record(h->buf + at, h->got - at, h->all, GB.delim, h->f, GB_MAX_COLS, &nf,
 				   h->scratch, &lines, &re, &bad);
 
 		if (r <= 0)
@@ -286,7 +286,7 @@ static void infer(struct head *h)
 			continue;
 		rows++;
 		for (i = 0; i < q->nneed; i++) {
-			const struct gb_field *f = &h->f[q->need_col[i]];
+			const struct pems_csv_field *f = &h->f[q->need_col[i]];
 			enum gb_type g;
 
 			if (!f->len || (GB.null_tok && f->len == GB.null_len &&

@@ -6,7 +6,6 @@
  *             columns it needs and their types
  *   value.c   fields to typed values, the order-preserving key encoding,
  *             number formatting
- *   csvrec.c  splitting CSV records into fields (quotes, CRLF, delimiter)
  *   table.c   a VP's groups: hash table, aggregate states, value lists,
  *             their serialization for the exchange
  *   result.c  finalizing a group: aggregates, expressions, output lines
@@ -134,28 +133,6 @@ char *gb_put_i128(char *p, __int128 v);
 char *gb_put_f64(char *p, double d);	/* shortest that round-trips */
 /* a string field, quoted when it holds @delim, '"', CR or LF */
 char *gb_put_str(char *p, const char *s, size_t len, char delim);
-
-/* ---- csvrec.c ---- */
-
-struct gb_field {
-	const char *p;
-	uint32_t len;
-	bool quoted;		/* p points into a scratch copy (unquoted) */
-};
-
-enum gb_rec_err { GR_OK = 0, GR_QUOTE_OPEN, GR_QUOTE_TEXT };
-
-/* One record at s[0..end): fields into f (at most maxf kept; *nf gets the
- * count of all of them), quotes removed into @scratch (at least the
- * record's bytes).  Returns the bytes of the record including its
- * newline, 0 when the record is incomplete (no newline before @end and
- * !@last), or -1 on a quote error (*err, *bad_field 1-based, *lines the
- * newlines inside before it).  *lines: newlines inside quoted fields. */
-long gb_record(const char *s, size_t end, bool last, char delim, struct gb_field *f,
-	       unsigned maxf, unsigned *nf, char *scratch, unsigned *lines,
-	       enum gb_rec_err *err, unsigned *bad_field);
-
-#endif
 
 /* ---- table.c ---- */
 
@@ -304,3 +281,5 @@ int gb_spool_path(const char *what, char *path, size_t len);
 int gb_spool_stdin(char *path, size_t len);
 /* Copy @path to standard output; 0 or -errno. */
 int gb_cat_stdout(const char *path);
+
+#endif

@@ -61,7 +61,7 @@ static uint64_t mix(uint64_t x)
 
 /* per-VP parsing state */
 struct scan {
-	struct gb_field *f;
+	struct pems_csv_field *f;
 	struct gb_val *vals;
 	uint8_t *kbuf;
 	size_t kcap;
@@ -112,7 +112,7 @@ static long typed(struct scan *s, unsigned nf, size_t reclen, struct gb_errinfo 
 		return -1;
 	}
 	for (i = 0; i < q->nneed; i++) {
-		const struct gb_field *fl = &s->f[q->need_col[i]];
+		const struct pems_csv_field *fl = &s->f[q->need_col[i]];
 
 		if (!gb_parse_field(fl->p, fl->len, q->need_type[i], GB.null_tok, GB.null_len,
 				    &s->vals[i])) {
@@ -166,9 +166,9 @@ static unsigned sample_keys(unsigned pid, uint8_t *out, struct scan *s)
 
 		while (at < SPIECE && got < SAMPLES / SPIECES + 1 && m < SAMPLES) {
 			unsigned nf, lines, bad;
-			enum gb_rec_err re;
+			enum pems_csv_rec_err re;
 			struct gb_errinfo e;
-			long r = gb_record(p + at, SPIECE - at, false, GB.delim, s->f, GB.q.max_need,
+			long r = pems_csv_record(p + at, SPIECE - at, false, GB.delim, s->f, GB.q.max_need,
 					   &nf, scratch(s, SPIECE), &lines, &re, &bad), k;
 
 			if (r <= 0)
@@ -309,13 +309,13 @@ static bool take(struct scan *s, struct gb_table *t, unsigned nf, size_t len,
 
 /* a quote error at the record at @off: note it; skip mode goes on after
  * the record's first line */
-static long quote_err(struct reader *r, size_t off, enum gb_rec_err re, unsigned bad,
+static long quote_err(struct reader *r, size_t off, enum pems_csv_rec_err re, unsigned bad,
 		      struct gb_vpinfo *info)
 {
 	struct gb_errinfo e = { .line = info->nlines + 1, .col = bad };
 	char *nl = memchr(r->buf + off, '\n', r->have - off);
 
-	e.kind = re == GR_QUOTE_OPEN ? GE_QUOTE_OPEN : GE_QUOTE_TEXT;
+	e.kind = re == PEMS_CSV_REC_OPEN ? GE_QUOTE_OPEN : GE_QUOTE_TEXT;
 	note_err(info, &e);
 	info->skipped++;
 	if (!GB.job->skip_errors)
@@ -344,11 +344,11 @@ static void scan(unsigned pid, struct scan *s, struct gb_table *t, struct gb_vpi
 	while (pos < hi) {
 		size_t off = (size_t)(pos - r.base);
 		unsigned nf = 0, lines = 0, bad = 0;
-		enum gb_rec_err re = GR_OK;
+		enum pems_csv_rec_err re = PEMS_CSV_REC_OK;
 		long n = 0;
 
 		if (off < r.have)
-			n = gb_record(r.buf + off, r.have - off, r.eof, GB.delim, s->f, GB.q.max_need,
+			n = pems_csv_record(r.buf + off, r.have - off, r.eof, GB.delim, s->f, GB.q.max_need,
 				      &nf, scratch(s, r.have - off), &lines, &re, &bad);
 		if (n == 0) {
 			if (off >= r.have && r.eof)

@@ -24,31 +24,6 @@ static const double P10[23] = {
 	1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22
 };
 
-static bool parse_i64(const char *p, size_t len, int64_t *out)
-{
-	bool neg = false;
-	uint64_t v = 0;
-	size_t i = 0;
-
-	if (len && (p[0] == '-' || p[0] == '+')) {
-		neg = p[0] == '-';
-		i = 1;
-	}
-	if (i == len)
-		return false;
-	for (; i < len; i++) {
-		unsigned d = (unsigned)(p[i] - '0');
-
-		if (d > 9 || v > (UINT64_MAX - d) / 10)
-			return false;
-		v = v * 10 + d;
-	}
-	if (neg ? v > (uint64_t)INT64_MAX + 1 : v > (uint64_t)INT64_MAX)
-		return false;
-	*out = neg ? (int64_t)(0 - v) : (int64_t)v;
-	return true;
-}
-
 /* strtod on a copy of [p, p+len), which must be all of the number */
 static bool slow_f64(const char *p, size_t len, double *out)
 {
@@ -132,7 +107,7 @@ bool gb_parse_field(const char *p, size_t len, enum gb_type t, const char *null_
 		return true;
 	switch (t) {
 	case GB_I64:
-		return parse_i64(p, len, &v->i);
+		return pems_parse_i64(p, len, &v->i);
 	case GB_F64:
 		return parse_f64(p, len, &v->d);
 	default:
@@ -148,7 +123,7 @@ enum gb_type gb_guess(const char *p, size_t len)
 	double d;
 	size_t j;
 
-	if (parse_i64(p, len, &i))
+	if (pems_parse_i64(p, len, &i))
 		return GB_I64;
 	for (j = 0; j < len; j++)	/* no inf, nan or hex floats by guess */
 		if (!strchr("0123456789+-.eE", p[j]))

@@ -1,7 +1,8 @@
 /*
- * csvrec.c - one CSV record into fields (RFC 4180: fields optionally in
- * double quotes, "" for a quote inside, newlines allowed inside quotes;
- * records end with LF or CRLF; any one-byte delimiter).
+ * csv_record.c - one CSV record into fields (RFC 4180: fields optionally
+ * in double quotes, "" for a quote inside, newlines allowed inside
+ * quotes; records end with LF or CRLF; any one-byte delimiter), for
+ * readers that walk a buffer record by record (pems_csv_groupby).
  *
  * The common record holds no quote: found with two memchr per field.
  * A record with a quote goes through a byte loop that may run over
@@ -9,9 +10,9 @@
  */
 #include <string.h>
 
-#include "groupby/gb.h"
+#include "formats/pems_formats.h"
 
-static long plain(const char *s, const char *nl, size_t end, char delim, struct gb_field *f,
+static long plain(const char *s, const char *nl, size_t end, char delim, struct pems_csv_field *f,
 		  unsigned maxf, unsigned *nf)
 {
 	size_t len = nl ? (size_t)(nl - s) : end, i = 0;
@@ -25,8 +26,7 @@ static long plain(const char *s, const char *nl, size_t end, char delim, struct 
 
 		if (n < maxf) {
 			f[n].p = s + i;
-			f[n].len = (uint32_t)(j - i);
-			f[n].quoted = false;
+			f[n].len = j - i;
 		}
 		n++;
 		if (!c)
@@ -57,22 +57,22 @@ static size_t quoted_end(const char *s, size_t i, size_t end, bool *esc, unsigne
 	return 0;
 }
 
-long gb_record(const char *s, size_t end, bool last, char delim, struct gb_field *f,
+long pems_csv_record(const char *s, size_t end, bool last, char delim, struct pems_csv_field *f,
 	       unsigned maxf, unsigned *nf, char *scratch, unsigned *lines,
-	       enum gb_rec_err *err, unsigned *bad_field)
+	       enum pems_csv_rec_err *err, unsigned *bad_field)
 {
 	const char *nl = memchr(s, '\n', end);
 	size_t i = 0, sc = 0;
 	unsigned n = 0;
 
 	*lines = 0;
-	*err = GR_OK;
+	*err = PEMS_CSV_REC_OK;
 	if (!nl && !last)
 		return 0;
 	if (!memchr(s, '"', nl ? (size_t)(nl - s) : end))
 		return plain(s, nl, end, delim, f, maxf, nf);
 	for (;;) {
-		struct gb_field cur = { s + i, 0, false };
+		struct pems_csv_field cur = { s + i, 0 };
 		size_t j;
 
 		if (i < end && s[i] == '"') {
@@ -82,12 +82,12 @@ long gb_record(const char *s, size_t end, bool last, char delim, struct gb_field
 			if (!j || (j >= end && !last)) {
 				if (!last)
 					return 0;	/* the record continues past @end */
-				*err = GR_QUOTE_OPEN;
+				*err = PEMS_CSV_REC_OPEN;
 				*bad_field = n + 1;
 				return -1;
 			}
 			cur.p = s + i + 1;
-			cur.len = (uint32_t)(j - i - 2);
+			cur.len = j - i - 2;
 			if (esc) {	/* drop the doubled quotes into scratch */
 				size_t k, o = sc;
 
@@ -97,14 +97,13 @@ long gb_record(const char *s, size_t end, bool last, char delim, struct gb_field
 						k++;
 				}
 				cur.p = scratch + sc;
-				cur.len = (uint32_t)(o - sc);
-				cur.quoted = true;
+				cur.len = o - sc;
 				sc = o;
 			}
 			if (j < end && s[j] == '\r' && j + 1 < end && s[j + 1] == '\n')
 				j++;
 			if (j < end && s[j] != delim && s[j] != '\n') {
-				*err = GR_QUOTE_TEXT;
+				*err = PEMS_CSV_REC_TEXT;
 				*bad_field = n + 1;
 				return -1;
 			}
@@ -114,7 +113,7 @@ long gb_record(const char *s, size_t end, bool last, char delim, struct gb_field
 				j++;
 			if (j == end && !last)
 				return 0;
-			cur.len = (uint32_t)(j - i - (j > i && s[j - 1] == '\r' && (j == end || s[j] == '\n')));
+			cur.len = j - i - (size_t)(j > i && s[j - 1] == '\r' && (j == end || s[j] == '\n'));
 		}
 		if (n < maxf)
 			f[n] = cur;
