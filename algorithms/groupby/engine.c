@@ -78,12 +78,17 @@ static void describe(char *m, size_t len, const struct gb_errinfo *e, uint64_t l
 			 in, line, e->col);
 		break;
 	case GE_INT:
-	case GE_NUM:
-		snprintf(m, len, "%s: line %" PRIu64 ", column %u (%s): '%s' is not %s (declare the column's type with --schema %s:%s)",
-			 in, line, e->col, q->need_name[e->nf], e->tok,
-			 e->kind == GE_INT ? "an integer" : "a number", q->need_name[e->nf],
-			 e->kind == GE_INT ? "f64" : "str");
+	case GE_NUM: {
+		bool num = gb_guess(e->tok, strlen(e->tok)) != GB_STR;
+		int n = snprintf(m, len, "%s: line %" PRIu64 ", column %u (%s): '%s' is not %s",
+				 in, line, e->col, q->need_name[e->nf], e->tok,
+				 e->kind == GE_INT ? "an integer" : "a number");
+
+		if (num && n > 0 && (size_t)n < len)	/* 2.5 in an i64 column */
+			snprintf(m + n, len - (size_t)n,
+				 " (declare the column's type with --schema %s:f64)", q->need_name[e->nf]);
 		break;
+	}
 	case GE_LONG:
 		snprintf(m, len, "%s: line %" PRIu64 ": a record longer than 64 MiB (a quote not closed?)",
 			 in, line);
