@@ -1,5 +1,5 @@
 /*
- * textcsv.c - framing text records and the CSV side of pems_text.h:
+ * textcsv.c - framing text records and the CSV side of the text records of pems_formats.h:
  * RFC 4180 rows (a field in double quotes may hold the delimiter,
  * newlines and "" for a quote; a quote anywhere else is an error), keys
  * by column with a type, the header row's column names.
@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "formats/pems_text.h"
+#include "formats/pems_formats.h"
 
 
 size_t pems_text_frame(const struct pems_textspec *ts, const uint8_t *p, size_t avail,

@@ -26,7 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "formats/pems_text.h"
+#include "formats/pems_formats.h"
 
 #define GEN_MAX 4096		/* -g reads at most this many key bytes */
 

@@ -1,6 +1,6 @@
 /*
  * textsort.c - BSP sample sort of variable-length records: text lines,
- * CSV rows, fixed-size records with a key range (formats/pems_text.h).
+ * CSV rows, fixed-size records with a key range (formats/pems_formats.h).
  *
  * The input is cut into v byte slices; a record belongs to the slice
  * holding its first byte.  Supersteps (v VPs):
