@@ -110,6 +110,11 @@ int cli_runtime_apply(struct cli_runtime *rt, const char *cmd, const char *out);
 int cli_getopt(int argc, char **argv, const char *cmd, const struct option *longopts,
 	       const char *const *help, int (*opt)(void *ctx, int c, const char *arg),
 	       void *ctx);
+/* cli_getopt with short options @shortopts (getopt syntax, starting
+ * with ":h"). */
+int cli_getopt_short(int argc, char **argv, const char *cmd, const char *shortopts,
+		     const struct option *longopts, const char *const *help,
+		     int (*opt)(void *ctx, int c, const char *arg), void *ctx);
 /* Message for the option getopt_long just refused (@c is '?' or ':');
  * returns CLI_EXIT_USAGE. */
 int cli_bad_option(const char *cmd, int c, char **argv);

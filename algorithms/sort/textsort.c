@@ -51,7 +51,7 @@
 #define SPL_MAX 256		/* bytes of a sample record kept */
 #define SPIECE 4096u		/* bytes read per sample */
 #define PAGE 4096u
-#define RPIECE (4u << 20)	/* slice reads */
+#define RPIECE (1u << 20)	/* CSV parity pass reads */
 #define RDEPTH 4
 
 struct sample_msg {

@@ -18,8 +18,8 @@
 
 #define S S_ts
 #define PAGE 4096u
-#define PIECE (4u << 20)	/* output pieces in flight */
-#define NPIECE 3
+#define PIECE (1u << 20)	/* output pieces in flight */
+#define NPIECE 4
 #define RUN 16			/* merge sort: insertion-sorted runs */
 
 /* ---- merge sort of items ---- */

@@ -17,7 +17,7 @@
 #include "sort/tsort.h"
 
 #define S S_ts
-#define PIECE_MEM ((3u << 22) + 4096u)	/* textsort_out.c's writer */
+#define PIECE_MEM ((4u << 20) + 4096u)	/* textsort_out.c's writer */
 #define PROBE (1u << 20)		/* bytes read to estimate record sizes */
 
 int pems_text_first_record(const char *path, const struct pems_textspec *ts, uint8_t *buf,
@@ -75,7 +75,8 @@ static size_t estimate_records(const char *path)
 /*
  * Memory of one VP (bytes) for @bytes of input over v VPs, records of
  * L bytes (taken at half the estimate: the mean of a slice varies):
- *   partition  the slice and the rest of its last record (ext), the
+ *   partition  the slice and the rest of its last record (ext: a
+ *              record may be up to mu/8, then this is an estimate), the
  *              same again in bucket order, 2 bytes a record of bucket
  *   sort       the bucket (1.3 slice: sampling imbalance) and 40 bytes
  *              a record (start, item, merge scratch), output pieces
@@ -83,14 +84,14 @@ static size_t estimate_records(const char *path)
  */
 static uint64_t mu_for(uint64_t bytes, unsigned v)
 {
-	uint64_t slice = bytes / v + 1, ext = slice / 4 + (1u << 20);
+	uint64_t slice = bytes / v + 1, ext = 256u << 10;
 	uint64_t L = S.avg_rec / 2 ? S.avg_rec / 2 : 1, part, bucket, sort, tables;
 
 	part = 2 * (slice + ext) + 2 * ((slice + ext) / L + 1);
 	bucket = slice * 13 / 10 + ext;
 	sort = bucket + (bucket / L + 1) * 40 + PIECE_MEM;
 	tables = (uint64_t)v * (ts_sample_msg_bytes() + 128 * 32) + 2 * ts_spl_bytes(v) +
-		 (uint64_t)v * 64 + (16u << 20);
+		 (uint64_t)v * 64 + (2u << 20);
 	return (part > sort ? part : sort) + tables + (2u << 20);
 }
 
@@ -269,7 +270,7 @@ int pems_textsort(struct pems_textsort_job *job)
 	if (rc)
 		return rc;
 	S.v = cfg.procs;
-	S.max_rec = (size_t)(S.n / S.v / 4) + (1u << 20);
+	S.max_rec = cfg.mu / 8;	/* read, copied, received, gathered: fits mu */
 	S.in = pems_file_open(job->in, O_RDONLY, 0);
 	if (S.in < 0) {
 		fprintf(stderr, "pems: error: sort: %s: %s\n", job->in, strerror(-S.in));
