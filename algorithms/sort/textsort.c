@@ -418,10 +418,11 @@ static void read_slice(unsigned pid, uint8_t q_lo, uint8_t q_hi, struct slice *s
 				     q_lo ^ (sl->buf[lo - 1 - a0] == '"' &&
 					     S.ts->kind == PEMS_TEXT_CSV));
 		if (sl->rs == SIZE_MAX || sl->rs > hi - a0)
-			sl->rs = (size_t)(hi - a0);	/* no record starts here */
+			sl->rs = SIZE_MAX;	/* no record starts here: rs = re below */
 	}
 	if (sl->last) {
 		sl->re = have;
+		sl->rs = sl->rs == SIZE_MAX ? sl->re : sl->rs;
 		return;
 	}
 	for (;;) {	/* the first record start at or after hi */
@@ -430,6 +431,7 @@ static void read_slice(unsigned pid, uint8_t q_lo, uint8_t q_hi, struct slice *s
 		if (r != SIZE_MAX || a0 + have == S.n) {
 			sl->re = r != SIZE_MAX ? r : have;
 			sl->last = r == SIZE_MAX;
+			sl->rs = sl->rs == SIZE_MAX ? sl->re : sl->rs;
 			return;
 		}
 		if (have - (size_t)(hi - a0) > S.max_rec)

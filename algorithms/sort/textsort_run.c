@@ -69,7 +69,9 @@ static size_t estimate_records(const char *path)
 		n++;
 	}
 	free(buf);
-	return n ? (at / n > 1 ? at / n : 1) : 64;
+	if (got > 0 && at < (size_t)got)
+		n++;	/* a record longer than what was read counts too */
+	return n ? (got > 0 ? (size_t)got : 0) / n + 1 : 64;
 }
 
 /*
@@ -87,8 +89,8 @@ static uint64_t mu_for(uint64_t bytes, unsigned v)
 	uint64_t slice = bytes / v + 1, ext = 256u << 10;
 	uint64_t L = S.avg_rec / 2 ? S.avg_rec / 2 : 1, part, bucket, sort, tables;
 
-	part = 2 * (slice + ext) + 2 * ((slice + ext) / L + 1);
-	bucket = slice * 13 / 10 + ext;
+	part = 2 * (slice + ext) + 2 * (slice / L + 1);
+	bucket = slice * 13 / 10 + 4096;
 	sort = bucket + (bucket / L + 1) * 40 + PIECE_MEM;
 	tables = (uint64_t)v * (ts_sample_msg_bytes() + 128 * 32) + 2 * ts_spl_bytes(v) +
 		 (uint64_t)v * 64 + (2u << 20);
