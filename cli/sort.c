@@ -353,6 +353,7 @@ static int run_sort(struct sort_args *a, const char *out, struct cli_progress *p
 		tj.in = a->in;
 		tj.out = out;
 		tj.ts = &a->ts;
+		tj.cfg = &a->rt.cfg;
 		tj.progress = prog->enabled ? cli_progress_cb : NULL;
 		tj.progress_arg = prog;
 		return pems_textsort(&tj);
@@ -360,6 +361,7 @@ static int run_sort(struct sort_args *a, const char *out, struct cli_progress *p
 	job.in = a->in;
 	job.out = out;
 	job.fmt = a->fmt;
+	job.cfg = &a->rt.cfg;
 	job.progress = prog->enabled ? cli_progress_cb : NULL;
 	job.progress_arg = prog;
 	return pems_sort(&job);

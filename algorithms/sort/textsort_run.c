@@ -176,7 +176,7 @@ static void *progress_main(void *arg)
 	return NULL;
 }
 
-static int run(struct pems_textsort_job *job)
+static int run(struct pems_textsort_job *job, const struct pems_config *cfg)
 {
 	pthread_t th;
 	bool have_th = false;
@@ -185,7 +185,7 @@ static int run(struct pems_textsort_job *job)
 	atomic_store(&progress_stop, 0);
 	if (job->progress && !pthread_create(&th, NULL, progress_main, job))
 		have_th = true;
-	rc = pems_spmd(ts_spmd, NULL);
+	rc = pems_spmd(cfg, ts_spmd, NULL);
 	atomic_store(&progress_stop, 1);
 	if (have_th)
 		pthread_join(th, NULL);
@@ -254,7 +254,7 @@ static int setup(struct pems_textsort_job *job, struct pems_config *cfg)
 
 int pems_textsort(struct pems_textsort_job *job)
 {
-	struct pems_config cfg = *pems_current_config();
+	struct pems_config cfg = job->cfg ? *job->cfg : *pems_current_config();
 	char tmp_path[4096];
 	uint64_t size;
 	int rc;
@@ -268,9 +268,6 @@ int pems_textsort(struct pems_textsort_job *job)
 			fprintf(stderr, "pems: error: sort: %s: %s\n", job->in, pems_strerror(rc));
 		return rc;
 	}
-	rc = pems_configure(&cfg);
-	if (rc)
-		return rc;
 	S.v = cfg.procs;
 	S.max_rec = cfg.mu / 8;	/* read, copied, received, gathered: fits mu */
 	S.in = pems_file_open(job->in, O_RDONLY, 0);
@@ -284,7 +281,7 @@ int pems_textsort(struct pems_textsort_job *job)
 		pems_file_close(S.in);
 		return rc;
 	}
-	rc = run(job);
+	rc = run(job, &cfg);
 	size = S.ts->unique ? S.unique_total : S.out_size;
 	rc = pems_output_commit(job->out, tmp_path, S.out, rc, S.ts->unique, size);
 	if (rc)
