@@ -322,6 +322,7 @@ int cli_aggregate_main(int argc, char **argv)
 	cli_progress_init(&prog, "aggregate", a.rt.quiet || pems_rank() != 0);
 	a.job.in = a.gjob.in = a.in;
 	a.job.out = a.gjob.out = a.out;
+	a.job.cfg = a.gjob.cfg = &a.rt.cfg;
 	a.job.progress = a.gjob.progress = prog.enabled ? cli_progress_cb : NULL;
 	a.job.progress_arg = a.gjob.progress_arg = &prog;
 	t0 = cli_now();

@@ -443,7 +443,7 @@ static void *progress_main(void *arg)
 	return NULL;
 }
 
-static int run(struct pems_csv_groupby_job *job)
+static int run(struct pems_csv_groupby_job *job, const struct pems_config *cfg)
 {
 	pthread_t th;
 	bool have_th = false;
@@ -452,7 +452,7 @@ static int run(struct pems_csv_groupby_job *job)
 	atomic_store(&progress_stop, 0);
 	if (job->progress && !pthread_create(&th, NULL, progress_main, job))
 		have_th = true;
-	rc = pems_spmd(gb_spmd, NULL);
+	rc = pems_spmd(cfg, gb_spmd, NULL);
 	atomic_store(&progress_stop, 1);
 	if (have_th)
 		pthread_join(th, NULL);
@@ -510,13 +510,14 @@ static int groupby_files(struct pems_csv_groupby_job *job);
 int pems_csv_groupby(struct pems_csv_groupby_job *job)
 {
 	struct pems_csv_groupby_job j = *job;
+	const struct pems_config *cfg = job->cfg ? job->cfg : pems_current_config();
 	char in[4096], out[4096];
 	bool sin = !strcmp(job->in, "-"), sout = !strcmp(job->out, "-") && pems_rank() == 0;
 	int rc = 0;
 
-	if (sin && pems_rank() == 0 && (rc = gb_spool_stdin(in, sizeof(in))))
+	if (sin && pems_rank() == 0 && (rc = gb_spool_stdin(cfg, in, sizeof(in))))
 		fprintf(stderr, "pems: error: groupby: copying standard input to %s: %s\n", in, strerror(-rc));
-	if (!rc && sout && (rc = gb_spool_path("out", out, sizeof(out))))
+	if (!rc && sout && (rc = gb_spool_path(cfg, "out", out, sizeof(out))))
 		fprintf(stderr, "pems: error: groupby: %s: %s\n", out, strerror(-rc));
 	if (rc)
 		return rc;
@@ -544,14 +545,12 @@ int pems_csv_groupby(struct pems_csv_groupby_job *job)
 
 static int groupby_files(struct pems_csv_groupby_job *job)
 {
-	struct pems_config cfg = *pems_current_config();
+	struct pems_config cfg = job->cfg ? *job->cfg : *pems_current_config();
 	char tmp[4096];
 	int rc = setup(job);
 
 	if (!rc)
 		rc = plan(&cfg);
-	if (!rc)
-		rc = pems_configure(&cfg);
 	if (rc) {
 		if (rc != -EINVAL && rc != -PEMS_E_BUDGET && !job->errmsg[0])
 			fprintf(stderr, "pems: error: groupby: %s: %s\n", job->in, pems_strerror(rc));
@@ -567,7 +566,7 @@ static int groupby_files(struct pems_csv_groupby_job *job)
 	}
 	rc = pems_output_create("groupby", job->out, false, 0, tmp, sizeof(tmp), &GB.out);
 	if (!rc) {
-		rc = run(job);
+		rc = run(job, &cfg);
 		if (!rc && atomic_load(&GB.failed))
 			rc = -EINVAL;
 		rc = pems_output_commit(job->out, tmp, GB.out, rc, false, 0);

@@ -275,10 +275,11 @@ bool gb_report(const struct gb_vpinfo *all, unsigned v);
 
 /* ---- stdio.c: "-" as IN or OUT ---- */
 
-/* A new empty file in the scratch directory, its name in @path. */
-int gb_spool_path(const char *what, char *path, size_t len);
+/* A new empty file in @cfg's first scratch directory (else $TMPDIR),
+ * its name in @path. */
+int gb_spool_path(const struct pems_config *cfg, const char *what, char *path, size_t len);
 /* Copy standard input to a new file there; 0 or -errno. */
-int gb_spool_stdin(char *path, size_t len);
+int gb_spool_stdin(const struct pems_config *cfg, char *path, size_t len);
 /* Copy @path to standard output; 0 or -errno. */
 int gb_cat_stdout(const char *path);
 

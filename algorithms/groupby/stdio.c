@@ -16,9 +16,8 @@
 #define COPY (1u << 20)
 
 /* the first scratch directory without a per-rank pattern, else $TMPDIR */
-static const char *spool_dir(void)
+static const char *spool_dir(const struct pems_config *cfg)
 {
-	const struct pems_config *cfg = pems_current_config();
 	const char *t = getenv("TMPDIR");
 
 	if (cfg && cfg->ntmp && cfg->tmp[0] && !strchr(cfg->tmp[0], '%'))
@@ -59,11 +58,11 @@ out:
 	return rc;
 }
 
-int gb_spool_path(const char *what, char *path, size_t len)
+int gb_spool_path(const struct pems_config *cfg, const char *what, char *path, size_t len)
 {
 	int fd;
 
-	if (snprintf(path, len, "%s/pems-groupby-%s-XXXXXX", spool_dir(), what) >= (int)len)
+	if (snprintf(path, len, "%s/pems-groupby-%s-XXXXXX", spool_dir(cfg), what) >= (int)len)
 		return -ENAMETOOLONG;
 	fd = mkstemp(path);
 	if (fd < 0)
@@ -72,9 +71,9 @@ int gb_spool_path(const char *what, char *path, size_t len)
 	return 0;
 }
 
-int gb_spool_stdin(char *path, size_t len)
+int gb_spool_stdin(const struct pems_config *cfg, char *path, size_t len)
 {
-	int rc = gb_spool_path("in", path, len), fd;
+	int rc = gb_spool_path(cfg, "in", path, len), fd;
 
 	if (rc)
 		return rc;
