@@ -9,7 +9,9 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "runtime.h"
+#include "rt.h"
+#include "config.h"
+#include "msg.h"
 #include "spill.h"
 
 PEMS_API int pems_parse_size(const char *s, size_t *out)

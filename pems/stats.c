@@ -9,7 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime.h"
+#include "rt.h"
+#include "tp.h"
+#include "sched_parts.h"
 #include "spill.h"
 #include "steps.h"
 
