@@ -207,11 +207,14 @@ int cli_gen_sgd_main(int argc, char **argv);
 /* model calibrate|predict|project (model.c) */
 int cli_model_main(int argc, char **argv);
 
-/* Per-superstep statistics for --stats-json (model.c): begin records
- * after every barrier (pems_set_progress); json appends ", \"v\": ..,
- * \"steps\": [...]" to an open JSON object, the last superstep taken
- * from the final totals @st. */
-void cli_steps_begin(void);
-void cli_steps_json(FILE *f, const struct pems_stats *st);
+/* The generators as functions: write @out as the gen subcommand would
+ * with these options (a summary on stderr unless @quiet).  Return 0, or
+ * CLI_EXIT_FAIL after a message.  kv: @zipf 0 for uniform keys; dense:
+ * linear rows from the true weights of @seed, which go to <out>.weights. */
+int cli_gen_records_file(const struct cli_gen *g, const char *out, bool quiet);
+int cli_gen_kv_file(uint64_t count, uint64_t groups, double zipf, uint64_t seed, const char *out,
+		    bool quiet);
+int cli_gen_dense_file(uint64_t count, uint32_t dim, double noise, uint64_t seed,
+		       const char *out, bool quiet);
 
 #endif

@@ -264,12 +264,33 @@ static const char *gen_format_arg(int argc, char **argv)
 	return "";
 }
 
+int cli_gen_records_file(const struct cli_gen *g, const char *out, bool quiet)
+{
+	struct gen_run r = { .g = *g };
+	char size[32];
+	double t0;
+	int rc;
+
+	r.rsz = pems_format_size(r.g.fmt);
+	r.per_block = CLI_IO_BLOCK / r.rsz;
+	r.nblocks = (r.g.count + r.per_block - 1) / r.per_block;
+	cli_progress_init(&r.prog, "gen", quiet);
+	t0 = cli_now();
+	rc = gen_file(&r, out);
+	if (rc || quiet)
+		return rc;
+	t0 = cli_now() - t0;
+	fprintf(stderr, "gen: %llu %s records (%s) to %s in %.2f s (%.1f MB/s)\n",
+		(unsigned long long)r.g.count, pems_format_name(r.g.fmt),
+		cli_human(r.g.count * r.rsz, size, sizeof(size)), out, t0,
+		t0 > 0 ? r.g.count * r.rsz / t0 / 1e6 : 0.0);
+	return CLI_EXIT_OK;
+}
+
 int cli_gen_main(int argc, char **argv)
 {
 	struct gen_run r = { .g = { .seed = 1, .skew = CLI_SKEW_UNIFORM } };
 	struct gen_args a = { 0 };
-	char size[32];
-	double t0;
 	const char *fmt = gen_format_arg(argc, argv);
 	int rc;
 
@@ -286,18 +307,5 @@ int cli_gen_main(int argc, char **argv)
 		return rc < 0 ? CLI_EXIT_OK : rc;
 	if (cli_check_out_dir("gen", a.out))
 		return CLI_EXIT_FAIL;
-	r.rsz = pems_format_size(r.g.fmt);
-	r.per_block = CLI_IO_BLOCK / r.rsz;
-	r.nblocks = (r.g.count + r.per_block - 1) / r.per_block;
-	cli_progress_init(&r.prog, "gen", a.quiet);
-	t0 = cli_now();
-	rc = gen_file(&r, a.out);
-	if (rc || a.quiet)
-		return rc;
-	t0 = cli_now() - t0;
-	fprintf(stderr, "gen: %llu %s records (%s) to %s in %.2f s (%.1f MB/s)\n",
-		(unsigned long long)r.g.count, pems_format_name(r.g.fmt),
-		cli_human(r.g.count * r.rsz, size, sizeof(size)), a.out, t0,
-		t0 > 0 ? r.g.count * r.rsz / t0 / 1e6 : 0.0);
-	return CLI_EXIT_OK;
+	return cli_gen_records_file(&r.g, a.out, a.quiet);
 }

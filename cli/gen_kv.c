@@ -249,13 +249,8 @@ static int kv_parse(int argc, char **argv, struct kv_gen *g, const char **out,
 int cli_gen_kv_main(int argc, char **argv)
 {
 	struct kv_gen g = { .groups = 1000, .seed = 1 };
-	pthread_t tid[KV_THREADS];
 	const char *out = NULL;
 	bool quiet = false;
-	char tmp[4096], size[32];
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	unsigned nt, i, started = 0;
-	double t0;
 	int rc;
 
 	rc = kv_parse(argc, argv, &g, &out, &quiet);
@@ -265,6 +260,20 @@ int cli_gen_kv_main(int argc, char **argv)
 		return cli_usage("gen: --skew zipf needs --groups G > 0");
 	if (cli_check_out_dir("gen", out))
 		return CLI_EXIT_FAIL;
+	return cli_gen_kv_file(g.count, g.groups, g.s, g.seed, out, quiet);
+}
+
+int cli_gen_kv_file(uint64_t count, uint64_t groups, double zipf, uint64_t seed, const char *out,
+		    bool quiet)
+{
+	struct kv_gen g = { .count = count, .groups = groups, .s = zipf, .seed = seed };
+	pthread_t tid[KV_THREADS];
+	char tmp[4096], size[32];
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	unsigned nt, i, started = 0;
+	double t0;
+	int rc;
+
 	if (g.s > 0)
 		zipf_init(&g);
 	g.per_block = CLI_IO_BLOCK / 16;

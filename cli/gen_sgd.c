@@ -376,48 +376,67 @@ static int gs_file(struct gs *g, const char *path, bool weights)
 	return rc;
 }
 
+static int gs_run(struct gs *g);
+
 int cli_gen_sgd_main(int argc, char **argv)
 {
 	struct gs g = { .seed = 1 };
-	char wpath[4200], size[32];
-	double t0 = cli_now();
 	int rc;
 
 	rc = gs_parse(argc, argv, &g);
 	if (rc)
 		return rc < 0 ? CLI_EXIT_OK : rc;
-	if (!g.have_noise)
-		g.noise = g.logistic ? 1.0 : 0.1;
-	if (!g.have_rowseed)
-		g.row_seed = g.seed;
-	if (!g.nnz)
-		g.nnz = g.dim < 16 ? g.dim : 16;
-	g.q = g.libsvm ? fmin(1.0, (double)g.nnz / g.dim) : 1.0;
-	if (cli_check_out_dir("gen", g.out))
+	return gs_run(&g);
+}
+
+int cli_gen_dense_file(uint64_t count, uint32_t dim, double noise, uint64_t seed,
+		       const char *out, bool quiet)
+{
+	struct gs g = { .count = count, .dim = dim, .noise = noise, .have_noise = true,
+			.seed = seed, .out = out, .quiet = quiet };
+
+	return gs_run(&g);
+}
+
+/* write g->out and its weights from the options parsed into @g */
+static int gs_run(struct gs *g)
+{
+	char wpath[4200], size[32];
+	double t0 = cli_now();
+	int rc;
+
+	if (!g->have_noise)
+		g->noise = g->logistic ? 1.0 : 0.1;
+	if (!g->have_rowseed)
+		g->row_seed = g->seed;
+	if (!g->nnz)
+		g->nnz = g->dim < 16 ? g->dim : 16;
+	g->q = g->libsvm ? fmin(1.0, (double)g->nnz / g->dim) : 1.0;
+	if (cli_check_out_dir("gen", g->out))
 		return CLI_EXIT_FAIL;
-	g.w = malloc(((size_t)g.dim + 1) * sizeof(double));
-	if (!g.w)
+	g->w = malloc(((size_t)g->dim + 1) * sizeof(double));
+	if (!g->w)
 		return CLI_EXIT_FAIL;
-	make_weights(&g);
-	snprintf(wpath, sizeof(wpath), "%s.weights", g.out);
-	rc = gs_file(&g, g.out, false);
+	make_weights(g);
+	snprintf(wpath, sizeof(wpath), "%s.weights", g->out);
+	rc = gs_file(g, g->out, false);
 	if (!rc)
-		rc = gs_file(&g, wpath, true);
-	free(g.w);
+		rc = gs_file(g, wpath, true);
+	free(g->w);
 	if (rc) {
-		cli_error("gen: cannot write '%s': %s", g.out, strerror(-rc));
+		cli_error("gen: cannot write '%s': %s", g->out, strerror(-rc));
 		return CLI_EXIT_FAIL;
 	}
-	if (!g.quiet) {
-		uint64_t bytes = g.libsvm ? 0 : PEMS_SGD_DENSE_HEADER +
-			g.count * ((uint64_t)g.dim + 1) * 4;
+	if (!g->quiet) {
+		uint64_t bytes = g->libsvm ? 0 : PEMS_SGD_DENSE_HEADER +
+			g->count * ((uint64_t)g->dim + 1) * 4;
 
 		t0 = cli_now() - t0;
 		fprintf(stderr, "gen: %llu %s %s rows of %u features%s%s%s to %s (weights: %s) in %.2f s\n",
-			(unsigned long long)g.count, g.logistic ? "logistic" : "linear",
-			g.libsvm ? "libsvm" : "dense", g.dim, bytes ? " (" : "",
+			(unsigned long long)g->count, g->logistic ? "logistic" : "linear",
+			g->libsvm ? "libsvm" : "dense", g->dim, bytes ? " (" : "",
 			bytes ? cli_human(bytes, size, sizeof(size)) : "", bytes ? ")" : "",
-			g.out, wpath, t0);
+			g->out, wpath, t0);
 	}
 	return CLI_EXIT_OK;
 }

@@ -316,7 +316,7 @@ int cli_runtime_apply(struct cli_runtime *rt, const char *cmd, const char *out)
 	if (rc)
 		return cli_usage("%s: the runtime refused the configuration: %s",
 				 cmd, pems_strerror(rc));
-	cli_steps_begin();	/* per-superstep lines of --stats-json */
+	pems_steps_record(true);	/* per-superstep lines of --stats-json */
 	return 0;
 }
 
