@@ -520,29 +520,11 @@ static int cmd_project(int argc, char **argv)
 
 /* ---- calibrate ---- */
 
-/* pems_model_cal.gen: the gen subcommand's generators as functions */
-static int cal_gen(const struct pems_model_gen *g, void *arg)
-{
-	struct cli_gen rg = { .fmt = g->fmt, .skew = CLI_SKEW_UNIFORM, .seed = g->seed,
-			      .count = g->count };
-
-	(void)arg;
-	switch (g->kind) {
-	case PEMS_MODEL_GEN_RECORDS: return cli_gen_records_file(&rg, g->path, true) ? -EIO : 0;
-	case PEMS_MODEL_GEN_KV:
-		return cli_gen_kv_file(g->count, g->groups, 0, g->seed, g->path, true) ? -EIO : 0;
-	case PEMS_MODEL_GEN_DENSE:
-		return cli_gen_dense_file(g->count, g->dim, g->noise, g->seed, g->path, true) ?
-		       -EIO : 0;
-	}
-	return -EINVAL;
-}
-
 static int cmd_calibrate(int argc, char **argv)
 {
 	struct margs a = { .cmd = "model calibrate", .out = "pems-model.params",
 			   .ksize = 1024 * MIB, .kruns = 3 };
-	struct pems_model_cal c = { .runs = 3, .gen = cal_gen };
+	struct pems_model_cal c = { .runs = 3 };
 	struct pems_model_params m;
 	int rc;
 

@@ -6,6 +6,7 @@
 #define PEMS_MODEL_CAL_H
 
 #include "model_internal.h"
+#include "pems_gen.h"
 
 #define CAL_KJOBS 6	/* kernel runs kept for the overlap fit */
 

@@ -14,20 +14,20 @@
 
 #include "cal.h"
 
-/* Write a calibration input through the caller's generator, then push
- * its pages to the disk: the runs read it with O_DIRECT, which first
- * writes back dirty page-cache pages -- in the reading process,
- * allocating the file system's delayed blocks on its CPU time and making
- * its random reads wait, which would count in the rates measured. */
-static int gen(struct cal *c, const struct pems_model_gen *g)
+/* After a calibration input is written (@rc: how that went), push its
+ * pages to the disk: the runs read it with O_DIRECT, which first writes
+ * back dirty page-cache pages -- in the reading process, allocating the
+ * file system's delayed blocks on its CPU time and making its random
+ * reads wait, which would count in the rates measured. */
+static int gen_done(struct cal *c, int rc, const char *path)
 {
-	int rc = c->o->gen(g, c->o->gen_arg), fd;
+	int fd;
 
 	if (rc)
-		return cal_fail(c, rc, "cannot write the input '%s'", g->path);
-	fd = open(g->path, O_RDONLY);
+		return cal_fail(c, rc, "cannot write the input '%s': %s", path, strerror(-rc));
+	fd = open(path, O_RDONLY);
 	if (fd < 0 || fsync(fd))
-		rc = cal_fail(c, -errno, "cannot sync '%s': %s", g->path, strerror(errno));
+		rc = cal_fail(c, -errno, "cannot sync '%s': %s", path, strerror(errno));
 	if (fd >= 0)
 		close(fd);
 	return rc;
@@ -125,7 +125,7 @@ static int cal_sort(struct cal *c, int rec100)
 {
 	char in[4096], out[4096];
 	struct pems_sort_job job = { .in = in, .out = out };
-	struct pems_model_gen g = { .kind = PEMS_MODEL_GEN_RECORDS, .seed = 7, .path = in };
+	struct pems_gen_records g = { .skew = PEMS_GEN_UNIFORM, .seed = 7 };
 	struct pems_model_job j;
 	double wall, rs = rec100 ? 100 : 8, bytes = floor(c->o->ksize / rs) * rs;
 	int rc;
@@ -134,7 +134,7 @@ static int cal_sort(struct cal *c, int rec100)
 	cal_path(c, out, sizeof(out), "out");
 	job.fmt = g.fmt = rec100 ? PEMS_FMT_REC100 : PEMS_FMT_U64;
 	g.count = (uint64_t)floor(c->o->ksize / rs);
-	rc = gen(c, &g);
+	rc = gen_done(c, pems_gen_records_file(&g, in, NULL, NULL), in);
 	if (!rc)
 		rc = cal_run(c, run_sort, &job, "sort", &wall, 4);
 	unlink(in);
@@ -160,14 +160,14 @@ int cal_setup(struct cal *c)
 {
 	char in[4096], out[4096];
 	struct pems_sort_job job = { .in = in, .out = out, .fmt = PEMS_FMT_U64 };
-	struct pems_model_gen g = { .kind = PEMS_MODEL_GEN_RECORDS, .fmt = PEMS_FMT_U64,
-				    .count = 16u << 20, .seed = 7, .path = in };
+	struct pems_gen_records g = { .fmt = PEMS_FMT_U64, .skew = PEMS_GEN_UNIFORM,
+				      .count = 16u << 20, .seed = 7 };
 	double wall;
 	int rc;
 
 	cal_path(c, in, sizeof(in), "in");
 	cal_path(c, out, sizeof(out), "out");
-	rc = gen(c, &g);
+	rc = gen_done(c, pems_gen_records_file(&g, in, NULL, NULL), in);
 	if (!rc) {
 		rc = cal_configure(0, c->o->k, 0, 1024u << 20, c->o->dir);
 		if (!rc)
@@ -193,8 +193,7 @@ static int cal_agg_run(struct cal *c, double groups, unsigned idx, double t[4])
 	struct pems_aggregate_job job = { .in = in, .out = out };
 	struct pems_stats st;
 	double wall, rows = floor(c->o->ksize / 16);
-	struct pems_model_gen g = { .kind = PEMS_MODEL_GEN_KV, .count = (uint64_t)rows,
-				    .groups = (uint64_t)groups, .seed = 7, .path = in };
+	struct pems_gen_kv g = { .count = (uint64_t)rows, .groups = (uint64_t)groups, .seed = 7 };
 	struct pems_model_job j;
 	int rc;
 
@@ -203,7 +202,7 @@ static int cal_agg_run(struct cal *c, double groups, unsigned idx, double t[4])
 	job.aggs[0] = pems_aggregate_builtin("count");
 	job.aggs[1] = pems_aggregate_builtin("sum");
 	job.naggs = 2;
-	rc = gen(c, &g);
+	rc = gen_done(c, pems_gen_kv_file(&g, in, NULL, NULL), in);
 	if (!rc)
 		rc = cal_run(c, run_agg, &job, "aggregate", &wall, 5);
 	unlink(in);
@@ -277,8 +276,8 @@ static int cal_sgd(struct cal *c)
 	char in[4096], out[4096];
 	struct pems_sgd_job job = { .data = in, .out = out };
 	double wall, rows = floor(c->o->ksize / (65 * 4)), secs = 0;
-	struct pems_model_gen g = { .kind = PEMS_MODEL_GEN_DENSE, .count = (uint64_t)rows,
-				    .dim = 64, .noise = 0.5, .seed = 7, .path = in };
+	struct pems_gen_sgd g = { .count = (uint64_t)rows, .dim = 64, .noise = 0.5, .seed = 7,
+				  .row_seed = 7 };
 	struct pems_model_job j;
 	size_t i, n;
 	int rc;
@@ -294,7 +293,7 @@ static int cal_sgd(struct cal *c)
 	job.lr = 0.01;
 	job.lr_decay = 0.5;
 	job.lr_step = 1;
-	rc = gen(c, &g);
+	rc = gen_done(c, pems_gen_sgd_file(&g, in), in);
 	if (!rc)
 		rc = cal_run(c, run_sgd, &job, "sgd", &wall, 0);
 	unlink(in);

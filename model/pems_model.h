@@ -22,8 +22,9 @@
  *
  * Rates are work per CPU second of the real algorithms, so other load on
  * the machine does not lengthen them; nothing is fitted to the runs the
- * model is compared with.  Uses only the public headers and the
- * algorithms' planners; functions return 0 or -errno unless they say.
+ * model is compared with.  Uses only the public headers, the algorithms'
+ * planners and gen/ (calibration inputs); functions return 0 or -errno
+ * unless they say.
  */
 #ifndef PEMS_MODEL_H
 #define PEMS_MODEL_H
@@ -210,18 +211,6 @@ void pems_model_run_free(struct pems_model_run *r);
 
 /* ---- calibration ---- */
 
-/* A calibration input: records of @fmt (kind RECORDS), kv rows over
- * @groups keys (KV), or dense linear rows of @dim features with @noise
- * (DENSE); @count of them from @seed, at @path. */
-struct pems_model_gen {
-	enum { PEMS_MODEL_GEN_RECORDS, PEMS_MODEL_GEN_KV, PEMS_MODEL_GEN_DENSE } kind;
-	enum pems_format fmt;
-	uint64_t count, groups, seed;
-	unsigned dim;
-	double noise;
-	const char *path;
-};
-
 struct pems_model_cal {
 	const char *dir;	/* scratch directory for the tests */
 	double size;		/* bytes of the disk test */
@@ -230,9 +219,6 @@ struct pems_model_cal {
 	unsigned runs;		/* runs of each kernel (median) */
 	const char *bsp_csv;	/* bench/bsp-params.sh CSV: l, g of p > 1, or NULL */
 	bool base;		/* keep the kernel rates of the params given */
-	/* writes one input file; 0 or -errno (the caller has said why) */
-	int (*gen)(const struct pems_model_gen *g, void *arg);
-	void *gen_arg;
 	char err[512];		/* why, when pems_model_calibrate fails */
 };
 
