@@ -30,7 +30,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,6 +42,7 @@
 #include "pems_algorithms.h"
 #include "aggregate/agg_internal.h"
 #include "formats/pems_formats.h"
+#include "job.h"
 
 #define PAGE 4096u
 #define CSV_PIECES 16		/* sample pieces per VP */
@@ -89,8 +89,7 @@ static struct agg_ctx S;
 
 static void fail(const char *what, long long rc)
 {
-	bsp_abort("pems: error: aggregate: %s: %s", what,
-		  rc < 0 ? strerror((int)-rc) : "short transfer (file changed?)");
+	pems_job_fail("aggregate", what, rc);
 }
 
 static uint64_t slice_lo(unsigned pid)
@@ -936,44 +935,30 @@ static int read_header(void)
 	return rc;
 }
 
-/* ---- progress ---- */
+/* ---- the job ---- */
 
-static atomic_int progress_stop;
-
-static void *progress_main(void *arg)
+/* pems_job_poll_fn: aggregate (input bytes), then write (output bytes) */
+static bool agg_poll(void *state, bool final, char *phase, size_t len, uint64_t *done,
+		     uint64_t *total)
 {
-	const struct pems_aggregate_job *job = arg;
-	struct timespec ts = { 0, 200 * 1000 * 1000 };
+	uint64_t w = atomic_load(&S.done[1]);
 
-	while (!atomic_load(&progress_stop)) {
-		uint64_t w = atomic_load(&S.done[1]), total = S.out_total;
-
-		if (w && total)
-			job->progress("write", w, total, job->progress_arg);
-		else
-			job->progress("aggregate", atomic_load(&S.done[0]), S.size,
-				      job->progress_arg);
-		nanosleep(&ts, NULL);
+	(void)state;
+	if (final && atomic_load(&S.failed))
+		return false;
+	if (final) {
+		snprintf(phase, len, "done");
+		*done = *total = S.size;
+	} else if (w && S.out_total) {
+		snprintf(phase, len, "write");
+		*done = w;
+		*total = S.out_total;
+	} else {
+		snprintf(phase, len, "aggregate");
+		*done = atomic_load(&S.done[0]);
+		*total = S.size;
 	}
-	return NULL;
-}
-
-static int run(struct pems_aggregate_job *job)
-{
-	pthread_t th;
-	bool have_th = false;
-	int rc;
-
-	atomic_store(&progress_stop, 0);
-	if (job->progress && !pthread_create(&th, NULL, progress_main, job))
-		have_th = true;
-	rc = pems_spmd(agg_spmd, NULL);
-	atomic_store(&progress_stop, 1);
-	if (have_th)
-		pthread_join(th, NULL);
-	if (!rc && !atomic_load(&S.failed) && job->progress)
-		job->progress("done", S.size, S.size, job->progress_arg);
-	return rc;
+	return true;
 }
 
 static void build_header(void)
@@ -994,18 +979,13 @@ static void build_header(void)
 	S.hdr_len = n;
 }
 
-int pems_aggregate(struct pems_aggregate_job *job)
+/* The job's aggregates: 1..PEMS_AGG_MAX, complete; S.kind of each. */
+static int check_aggs(struct pems_aggregate_job *job)
 {
-	struct pems_config cfg = *pems_current_config();
-	char tmp_path[4096];
-	struct stat st;
-	unsigned i;
-	int rc;
+	static const char *const names[] = { "count", "sum", "min", "max", "avg" };
+	static const enum agg_kind kinds[] = { AK_COUNT, AK_SUM, AK_MINMAX, AK_MINMAX, AK_AVG };
+	unsigned i, b;
 
-	memset(&S, 0, sizeof(S));
-	S.job = job;
-	job->errmsg[0] = '\0';
-	job->rows = job->groups = 0;
 	if (!job->naggs || job->naggs > PEMS_AGG_MAX) {
 		snprintf(job->errmsg, sizeof(job->errmsg), "give 1 to %d aggregates", PEMS_AGG_MAX);
 		return -EINVAL;
@@ -1020,7 +1000,20 @@ int pems_aggregate(struct pems_aggregate_job *job)
 				 i + 1, PEMS_AGG_STATE_MAX);
 			return -EINVAL;
 		}
+		S.kind[i] = AK_USER;
+		for (b = 0; b < 5; b++)
+			if (a == pems_aggregate_builtin(names[b]))
+				S.kind[i] = kinds[b];
 	}
+	return 0;
+}
+
+/* The input: its size (S.size), kv records or a csv header.  0 or -errno. */
+static int check_input(struct pems_aggregate_job *job)
+{
+	struct stat st;
+	int rc;
+
 	if (stat(job->in, &st)) {
 		rc = -errno;
 		fprintf(stderr, "pems: error: aggregate: %s: %s\n", job->in, strerror(errno));
@@ -1035,51 +1028,46 @@ int pems_aggregate(struct pems_aggregate_job *job)
 	}
 	if (job->in_fmt == PEMS_AGG_IN_CSV) {
 		rc = read_header();
-		if (rc) {
-			if (!job->errmsg[0])
-				fprintf(stderr, "pems: error: aggregate: %s: %s\n", job->in, strerror(-rc));
-			return rc;
-		}
+		if (rc && !job->errmsg[0])
+			fprintf(stderr, "pems: error: aggregate: %s: %s\n", job->in, strerror(-rc));
+		return rc;
 	}
+	return 0;
+}
+
+int pems_aggregate(struct pems_aggregate_job *job)
+{
+	struct pems_plan_env env = pems_plan_here(false);
+	struct pems_job j;
+	int rc;
+
+	memset(&S, 0, sizeof(S));
+	S.job = job;
+	job->errmsg[0] = '\0';
+	job->rows = job->groups = 0;
+	rc = check_aggs(job);
+	if (!rc)
+		rc = check_input(job);
+	if (rc)
+		return rc;
 	build_header();
-	for (i = 0; i < job->naggs; i++) {
-		static const char *const names[] = { "count", "sum", "min", "max", "avg" };
-		static const enum agg_kind kinds[] = { AK_COUNT, AK_SUM, AK_MINMAX, AK_MINMAX, AK_AVG };
-		unsigned b;
-
-		S.kind[i] = AK_USER;
-		for (b = 0; b < 5; b++)
-			if (job->aggs[i] == pems_aggregate_builtin(names[b]))
-				S.kind[i] = kinds[b];
-	}
-	{
-		struct pems_plan_env env = pems_plan_here(false);
-
-		rc = plan(&cfg, S.size, &env);
-	}
+	pems_job_init(&j, "aggregate", NULL, job->progress, job->progress_arg, agg_poll, NULL);
+	j.own_errors = true;
+	rc = plan(&j.cfg, S.size, &env);
+	if (!rc)
+		rc = pems_job_configure(&j);
 	if (rc)
 		return rc;
-	rc = pems_configure(&cfg);
-	if (rc)
-		return rc;
-	S.v = cfg.procs;
-	S.in = pems_file_open(job->in, O_RDONLY, 0);
-	if (S.in < 0) {
-		fprintf(stderr, "pems: error: aggregate: %s: %s\n", job->in, strerror(-S.in));
-		return S.in;
+	S.v = j.cfg.procs;
+	rc = pems_job_input(&j, job->in);
+	if (!rc)
+		rc = pems_job_output(&j, job->out, false, 0);
+	if (!rc) {
+		S.in = j.in;
+		S.out = j.out_handle;
+		rc = pems_job_run(&j, agg_spmd, NULL);
+		if (!rc && atomic_load(&S.failed))
+			rc = strstr(job->errmsg, "overflows") ? -ERANGE : -EINVAL;
 	}
-	rc = pems_output_create("aggregate", job->out, false, 0, tmp_path, sizeof(tmp_path),
-				&S.out);
-	if (rc) {
-		pems_file_close(S.in);
-		return rc;
-	}
-	rc = run(job);
-	if (!rc && atomic_load(&S.failed))
-		rc = strstr(job->errmsg, "overflows") ? -ERANGE : -EINVAL;
-	rc = pems_output_commit(job->out, tmp_path, S.out, rc, true, S.out_total);
-	if (rc && rc != -EINVAL && rc != -ERANGE)
-		fprintf(stderr, "pems: error: aggregate: finishing %s: %s\n", job->out, pems_strerror(rc));
-	pems_file_close(S.in);
-	return rc;
+	return pems_job_end(&j, rc, true, S.out_total);
 }

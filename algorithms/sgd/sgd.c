@@ -50,6 +50,7 @@
 
 #include "pems_algorithms.h"
 #include "formats/pems_formats.h"
+#include "job.h"
 
 #define PAGE 4096u
 #define BLOCK ((size_t)4 << 20)		/* read block */
@@ -1024,26 +1025,24 @@ static int plan(struct pems_config *cfg)
 	return 0;
 }
 
-static atomic_int progress_stop;
-
-static void *progress_main(void *arg)
+/* pems_job_poll_fn: training bytes over all epochs */
+static bool sgd_poll(void *state, bool final, char *phase, size_t len, uint64_t *done,
+		     uint64_t *total)
 {
-	const struct pems_sgd_job *job = arg;
-	struct timespec ts = { 0, 200 * 1000 * 1000 };
-	char phase[64];
+	const struct pems_sgd_job *job = G.job;
+	uint64_t per = G.tr.size ? G.tr.size - G.tr.off0 : 1;
+	unsigned e;
 
-	while (!atomic_load(&progress_stop)) {
-		uint64_t done = atomic_load(&G.done);
-		uint64_t per = G.tr.size ? G.tr.size - G.tr.off0 : 1;
-		unsigned e = (unsigned)(done / (per ? per : 1)) + 1;
-
-		if (e > job->epochs)
-			e = job->epochs;
-		snprintf(phase, sizeof(phase), "epoch %u/%u", e, job->epochs);
-		job->progress(phase, done, G.total, job->progress_arg);
-		nanosleep(&ts, NULL);
-	}
-	return NULL;
+	(void)state;
+	if (final)
+		return false;
+	*done = atomic_load(&G.done);
+	*total = G.total;
+	e = (unsigned)(*done / (per ? per : 1)) + 1;
+	if (e > job->epochs)
+		e = job->epochs;
+	snprintf(phase, len, "epoch %u/%u", e, job->epochs);
+	return true;
 }
 
 static int open_tmp(const char *final, char *tmp, size_t n)
@@ -1066,24 +1065,6 @@ static int finish_file(const char *tmp, const char *final)
 	return 0;
 }
 
-static int run(struct pems_sgd_job *job)
-{
-	pthread_t th;
-	bool have_th = false;
-	int rc;
-
-	if (job->progress && !pthread_create(&th, NULL, progress_main, job))
-		have_th = true;
-	/* VP 0 records losses, errors and epochs here: a resumed run needs
-	 * them as they were at its checkpoint (docs/checkpoint.md) */
-	pems_checkpoint_global(&G, sizeof(G));
-	rc = pems_spmd(sgd_spmd, NULL);
-	atomic_store(&progress_stop, 1);
-	if (have_th)
-		pthread_join(th, NULL);
-	return rc;
-}
-
 static void report_error(void)
 {
 	const char *path = G.err_test ? G.te.path : G.tr.path;
@@ -1096,26 +1077,12 @@ static void report_error(void)
 		fprintf(stderr, "pems: error: sgd: %s\n", G.err_msg);
 }
 
-int pems_sgd(struct pems_sgd_job *job)
+/* The job's parameters and data files (G.tr, G.te, G.d, G.S).  0 or -errno. */
+static int sgd_setup(struct pems_sgd_job *job)
 {
-	struct pems_config cfg = *pems_current_config();
-	char out_tmp[4096], csv_tmp[4096];
 	uint32_t dim;
-	bool r0;
 	int rc;
 
-	/* pems_rank() is 0 on every rank until MPI is up: a barrier starts it */
-	pems_rank_barrier();
-	r0 = pems_rank() == 0;
-
-	pthread_mutex_destroy(&G.err_mu);
-	memset(&G, 0, sizeof(G));
-	pthread_mutex_init(&G.err_mu, NULL);
-	atomic_store(&progress_stop, 0);
-	G.job = job;
-	G.tr.fd = G.te.fd = -1;
-	G.test_loss = G.test_acc = G.train_loss = NAN;
-	job->test_loss = job->test_accuracy = job->train_loss = NAN;
 	if (!job->epochs || !job->batch || !(job->lr > 0) ||
 	    (job->sync == PEMS_SGD_SYNC_LOCAL && !job->local_steps)) {
 		fprintf(stderr, "pems: error: sgd: epochs, batch, lr and local steps must be positive\n");
@@ -1129,93 +1096,155 @@ int pems_sgd(struct pems_sgd_job *job)
 	if (job->test) {
 		rc = open_data(&G.te, job->test, "test data", &dim);
 		if (rc)
-			goto out_close;
+			return rc;
 		G.have_test = true;
 	}
 	G.S = job->shards ? job->shards : 16;
 	if (G.S > PEMS_SGD_MAX_SHARDS) {
 		fprintf(stderr, "pems: error: sgd: at most %u shards\n", PEMS_SGD_MAX_SHARDS);
-		rc = -EINVAL;
-		goto out_close;
+		return -EINVAL;
 	}
 	job->data_bytes = G.tr.size;
 	G.total = (G.tr.size - G.tr.off0) * job->epochs;
-	rc = plan(&cfg);
-	if (!rc)
-		rc = pems_configure(&cfg);
+	return 0;
+}
+
+/* Rank 0: the loss log's temporary @tmp, with its header line. */
+static int loss_log_open(const char *path, char *tmp, size_t len)
+{
+	open_tmp(path, tmp, len);
+	G.csv = fopen(tmp, "w");
+	if (!G.csv) {
+		int rc = -errno;
+
+		fprintf(stderr, "pems: error: sgd: cannot create %s: %s\n", tmp, strerror(errno));
+		return rc;
+	}
+	pems_remove_on_abort(tmp);
+	fputs("superstep,kind,epoch,step,rows,train_loss,test_loss,test_accuracy,comm_bytes\n",
+	      G.csv);
+	return 0;
+}
+
+/* Close the loss log and, unless @rc, rename it into place. */
+static int loss_log_close(const char *path, const char *tmp, int rc)
+{
+	bool bad = ferror(G.csv);
+	int cerr;
+
+	errno = 0;
+	cerr = fclose(G.csv) ? errno : 0;
+	if ((cerr || bad) && !rc) {
+		rc = cerr ? -cerr : -EIO;
+		fprintf(stderr, "pems: error: sgd: cannot write %s: %s\n", tmp, strerror(-rc));
+	}
+	G.csv = NULL;
 	if (rc)
-		goto out_close;
-	G.v = cfg.procs;
-	G.w_final = calloc((size_t)G.d + 1, sizeof(double));
-	if (!G.w_final) {
-		rc = -ENOMEM;
-		goto out_close;
-	}
-	if (r0 && job->loss_log) {
-		open_tmp(job->loss_log, csv_tmp, sizeof(csv_tmp));
-		G.csv = fopen(csv_tmp, "w");
-		if (!G.csv) {
-			rc = -errno;
-			fprintf(stderr, "pems: error: sgd: cannot create %s: %s\n", csv_tmp,
-				strerror(errno));
-			goto out_close;
-		}
-		pems_remove_on_abort(csv_tmp);
-		fputs("superstep,kind,epoch,step,rows,train_loss,test_loss,test_accuracy,comm_bytes\n",
-		      G.csv);
-	}
-	rc = run(job);
-	if (!rc && G.err_set) {
+		unlink(tmp);
+	else
+		rc = finish_file(tmp, path);
+	return rc;
+}
+
+/* What the VPs found: a data error, divergence, or 0. */
+static int sgd_outcome(const struct pems_sgd_job *job, bool r0)
+{
+	if (G.err_set) {
 		report_error();
-		rc = -EINVAL;
-	} else if (!rc && (G.any_err || G.diverged)) {
-		if (G.diverged) {
-			if (r0)
-				fprintf(stderr, "pems: error: sgd: training diverged in epoch %u (superstep %llu): loss or weights are not finite or beyond 6.7e7; lower --lr (now %g)%s\n",
-					G.div_epoch + 1, (unsigned long long)G.div_superstep,
-					job->lr, job->l2 > 0 ? "" : " or add --l2");
-			rc = -EDOM;
-		} else {
-			/* another rank hit a data error and has printed it */
-			rc = -EINVAL;
-		}
+		return -EINVAL;
 	}
+	if (G.diverged) {
+		if (r0)
+			fprintf(stderr, "pems: error: sgd: training diverged in epoch %u (superstep %llu): loss or weights are not finite or beyond 6.7e7; lower --lr (now %g)%s\n",
+				G.div_epoch + 1, (unsigned long long)G.div_superstep,
+				job->lr, job->l2 > 0 ? "" : " or add --l2");
+		return -EDOM;
+	}
+	/* another rank hit a data error and has printed it */
+	return G.any_err ? -EINVAL : 0;
+}
+
+/* Rank 0: the model file, written as a temporary and renamed. */
+static int write_model(const struct pems_sgd_job *job)
+{
+	char tmp[4096];
+	int rc;
+
+	open_tmp(job->out, tmp, sizeof(tmp));
+	rc = pems_sgd_model_write(tmp, job->model, G.d, G.w_final);
+	if (rc) {
+		fprintf(stderr, "pems: error: sgd: cannot write %s: %s\n", tmp, strerror(-rc));
+		unlink(tmp);
+		return rc;
+	}
+	return finish_file(tmp, job->out);
+}
+
+static void sgd_reset(struct pems_sgd_job *job)
+{
+	pthread_mutex_destroy(&G.err_mu);
+	memset(&G, 0, sizeof(G));
+	pthread_mutex_init(&G.err_mu, NULL);
+	G.job = job;
+	G.tr.fd = G.te.fd = -1;
+	G.test_loss = G.test_acc = G.train_loss = NAN;
+	job->test_loss = job->test_accuracy = job->train_loss = NAN;
+}
+
+/* the run after the setup: the VPs, then the results and the files */
+static int sgd_run(struct pems_sgd_job *job, struct pems_job *j, bool r0)
+{
+	char csv_tmp[4096];
+	int rc;
+
+	G.v = j->cfg.procs;
+	G.w_final = calloc((size_t)G.d + 1, sizeof(double));
+	if (!G.w_final)
+		return -ENOMEM;
+	if (r0 && job->loss_log) {
+		rc = loss_log_open(job->loss_log, csv_tmp, sizeof(csv_tmp));
+		if (rc)
+			return rc;
+	}
+	/* VP 0 records losses, errors and epochs here: a resumed run needs
+	 * them as they were at its checkpoint (docs/checkpoint.md) */
+	pems_checkpoint_global(&G, sizeof(G));
+	rc = pems_job_run(j, sgd_spmd, NULL);
+	if (!rc)
+		rc = sgd_outcome(job, r0);
 	job->train_loss = G.train_loss;
 	job->test_loss = G.test_loss;
 	job->test_accuracy = G.test_acc;
 	job->epochs_done = G.epochs_done;
 	job->rows = G.tr.rows;
-	if (G.csv) {
-		bool bad = ferror(G.csv);
-		int cerr;
-
-		errno = 0;
-		cerr = fclose(G.csv) ? errno : 0;
-		if ((cerr || bad) && !rc) {
-			rc = cerr ? -cerr : -EIO;
-			fprintf(stderr, "pems: error: sgd: cannot write %s: %s\n", csv_tmp,
-				strerror(-rc));
-		}
-		G.csv = NULL;
-		if (rc)
-			unlink(csv_tmp);
-		else
-			rc = finish_file(csv_tmp, job->loss_log);
-	}
-	if (!rc && r0) {
-		open_tmp(job->out, out_tmp, sizeof(out_tmp));
-		rc = pems_sgd_model_write(out_tmp, job->model, G.d, G.w_final);
-		if (rc) {
-			fprintf(stderr, "pems: error: sgd: cannot write %s: %s\n", out_tmp,
-				strerror(-rc));
-			unlink(out_tmp);
-		} else {
-			rc = finish_file(out_tmp, job->out);
-		}
-	}
+	if (G.csv)
+		rc = loss_log_close(job->loss_log, csv_tmp, rc);
+	if (!rc && r0)
+		rc = write_model(job);
 	pems_rank_barrier();
 	pems_remove_on_abort(NULL);
-out_close:
+	return rc;
+}
+
+int pems_sgd(struct pems_sgd_job *job)
+{
+	struct pems_job j;
+	bool r0;
+	int rc;
+
+	/* pems_rank() is 0 on every rank until MPI is up: a barrier starts it */
+	pems_rank_barrier();
+	r0 = pems_rank() == 0;
+	sgd_reset(job);
+	pems_job_init(&j, "sgd", NULL, job->progress, job->progress_arg, sgd_poll, NULL);
+	rc = sgd_setup(job);
+	if (!rc)
+		rc = plan(&j.cfg);
+	if (!rc)
+		rc = pems_job_configure(&j);
+	if (!rc)
+		rc = sgd_run(job, &j, r0);
+	pems_job_end(&j, rc, false, 0);
 	free(G.w_final);
 	G.w_final = NULL;
 	if (G.tr.fd >= 0)
