@@ -44,7 +44,12 @@ TEST_SRC = $(wildcard tests/check_*.c)
 EX_SRC   = $(wildcard examples/*.c)
 
 LIB_OBJ = $(IO_SRC:%.c=$(BUILD)/%.o) $(PEMS_SRC:%.c=$(BUILD)/%.o) \
-          $(BSP_SRC:%.c=$(BUILD)/%.o) $(ALG_SRC:%.c=$(BUILD)/%.o)
+          $(BSP_SRC:%.c=$(BUILD)/%.o)
+# The bundled algorithms are an internal archive for pems-run, the tests
+# and the fuzz targets, neither in libpems.a/.so nor installed: their API
+# (algorithms/pems_algorithms.h) changes with the formats (docs/design.md).
+ALG_OBJ = $(ALG_SRC:%.c=$(BUILD)/%.o)
+ALG_LIB = $(BUILD)/libpems-algorithms.a
 CLI_OBJ = $(CLI_SRC:%.c=$(BUILD)/%.o)
 TESTS   = $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 EXAMPLES = $(EX_SRC:examples/%.c=$(BUILD)/examples/%)
@@ -54,7 +59,7 @@ BENCH_BIN = $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 VERSION = 0.1.0
 SOMAJOR = 0
 
-all: $(BUILD)/libpems.a $(BUILD)/libpems.so $(BUILD)/pems-run $(PLUGIN) $(EXAMPLES) $(BENCH_BIN)
+all: $(BUILD)/libpems.a $(BUILD)/libpems.so $(ALG_LIB) $(BUILD)/pems-run $(PLUGIN) $(EXAMPLES) $(BENCH_BIN)
 
 $(BUILD)/io/%.o: io/%.c
 	@mkdir -p $(dir $@)
@@ -87,23 +92,26 @@ $(BUILD)/cli/%.o: cli/%.c
 $(BUILD)/libpems.a: $(LIB_OBJ)
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@ && ar rcs $@ $^
+$(ALG_LIB): $(ALG_OBJ)
+	@$(if $(Q),echo "  AR      $@")
+	$(Q)rm -f $@ && ar rcs $@ $^
 $(BUILD)/libpems.so: $(LIB_OBJ)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(SAN) -shared -Wl,-soname,libpems.so.$(SOMAJOR) -o $@ $^ $(LDLIBS)
 $(PLUGIN): $(BUILD)/mpi/mpi_plugin.o
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(SAN) -shared -o $@ $^ $(MPI_LIBS)
-$(BUILD)/pems-run: $(CLI_OBJ) $(BUILD)/libpems.a
+$(BUILD)/pems-run: $(CLI_OBJ) $(ALG_LIB) $(BUILD)/libpems.a
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(SAN) -pthread -o $@ $(CLI_OBJ) $(BUILD)/libpems.a $(LDLIBS)
+	$(Q)$(CC) $(SAN) -pthread -o $@ $(CLI_OBJ) $(ALG_LIB) $(BUILD)/libpems.a $(LDLIBS)
 $(BUILD)/examples/%: examples/%.c $(BUILD)/libpems.a
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(CFLAGS_BASE) -Iinclude -o $@ $< $(BUILD)/libpems.a $(LDLIBS)
-$(BUILD)/tests/%: tests/%.c $(wildcard tests/*.h) $(BUILD)/libpems.a
+$(BUILD)/tests/%: tests/%.c $(wildcard tests/*.h) $(ALG_LIB) $(BUILD)/libpems.a
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
-	$(Q)$(CC) $(CFLAGS_BASE) $(INC_test) -o $@ $< $(BUILD)/libpems.a $(LDLIBS) $(CHECK_LIBS)
+	$(Q)$(CC) $(CFLAGS_BASE) $(INC_test) -o $@ $< $(ALG_LIB) $(BUILD)/libpems.a $(LDLIBS) $(CHECK_LIBS)
 
 deps:
 	@bash scripts/deps.sh
@@ -154,7 +162,7 @@ FUZZ_OBJ_cli = $(patsubst %.c,$(BUILD)/%.o,$(filter-out \
 FUZZ_INC_manifest = -Iio -Ipems	# pems/checkpoint.h: the parser is internal
 FUZZ_REPLAY = $(FUZZ_TARGETS:%=$(BUILD)/fuzz/replay-%)
 FUZZ_BIN = $(FUZZ_TARGETS:%=$(BUILD)/fuzz/fuzz-%)
-FUZZ_DEPS = tests/fuzz/fuzz_util.c $(wildcard tests/fuzz/*.h) $(BUILD)/libpems.a
+FUZZ_DEPS = tests/fuzz/fuzz_util.c $(wildcard tests/fuzz/*.h) $(ALG_LIB) $(BUILD)/libpems.a
 all-tests: $(FUZZ_REPLAY)
 
 .SECONDEXPANSION:
@@ -162,12 +170,12 @@ $(BUILD)/fuzz/replay-%: tests/fuzz/replay.c tests/fuzz/fuzz_%.c $$(FUZZ_SRC_$$*)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(CFLAGS_BASE) $(INC_fuzz) $(FUZZ_INC_$*) -o $@ tests/fuzz/replay.c tests/fuzz/fuzz_$*.c \
-		$(FUZZ_SRC_$*) tests/fuzz/fuzz_util.c $(FUZZ_OBJ_$*) $(BUILD)/libpems.a $(LDLIBS)
+		$(FUZZ_SRC_$*) tests/fuzz/fuzz_util.c $(FUZZ_OBJ_$*) $(ALG_LIB) $(BUILD)/libpems.a $(LDLIBS)
 $(BUILD)/fuzz/fuzz-%: tests/fuzz/fuzz_%.c $$(FUZZ_SRC_$$*) $$(FUZZ_OBJ_$$*) $(FUZZ_DEPS)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  FUZZ    $@")
 	$(Q)$(CC) $(CFLAGS_BASE) -fsanitize=fuzzer $(INC_fuzz) $(FUZZ_INC_$*) -o $@ tests/fuzz/fuzz_$*.c \
-		$(FUZZ_SRC_$*) tests/fuzz/fuzz_util.c $(FUZZ_OBJ_$*) $(BUILD)/libpems.a $(LDLIBS)
+		$(FUZZ_SRC_$*) tests/fuzz/fuzz_util.c $(FUZZ_OBJ_$*) $(ALG_LIB) $(BUILD)/libpems.a $(LDLIBS)
 
 fuzz:
 	$(MAKE) fuzz-bin BUILD=build-fuzz CC=clang OPT="-O1 -g" \
