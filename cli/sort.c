@@ -62,7 +62,7 @@ static int sort_parse(int argc, char **argv, struct sort_args *a)
 		return rc;
 	if (!a->have_format)
 		return cli_usage("sort: --format is required (u64 or rec100)");
-	if (a->fmt != PEMS_FMT_U64 && a->fmt != PEMS_FMT_REC100)
+	if (!pems_format_get(a->fmt)->sortable)
 		return cli_usage("sort: --format %s is not supported; use u64 or rec100",
 				 pems_format_name(a->fmt));
 	if (optind != argc - 2)

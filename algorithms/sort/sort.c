@@ -688,7 +688,7 @@ int pems_sort_plan(struct pems_config *cfg, enum pems_format fmt, uint64_t bytes
 	size_t saved = S.rec;
 	int rc;
 
-	if (fmt != PEMS_FMT_U64 && fmt != PEMS_FMT_REC100)
+	if (!pems_format_get(fmt) || !pems_format_get(fmt)->sortable)
 		return -EINVAL;
 	S.rec = pems_format_size(fmt);
 	rc = plan(cfg, bytes, env);
@@ -797,7 +797,7 @@ static int check_input(const struct pems_sort_job *job, uint64_t *bytes)
 	struct stat st;
 	int rc;
 
-	if (job->fmt != PEMS_FMT_U64 && job->fmt != PEMS_FMT_REC100) {
+	if (!pems_format_get(job->fmt) || !pems_format_get(job->fmt)->sortable) {
 		fprintf(stderr, "pems: error: sort: format not sortable; use u64 or rec100\n");
 		return -EINVAL;
 	}
