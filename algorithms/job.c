@@ -29,11 +29,6 @@ void pems_job_init(struct pems_job *j, const char *who, const struct pems_config
 	atomic_init(&j->stop, 0);
 }
 
-int pems_job_configure(struct pems_job *j)
-{
-	return pems_configure(&j->cfg);
-}
-
 int pems_job_input(struct pems_job *j, const char *path)
 {
 	j->in = pems_file_open(path, O_RDONLY, 0);
@@ -85,7 +80,7 @@ int pems_job_run(struct pems_job *j, void (*spmd)(void *), void *arg)
 
 	atomic_store(&j->stop, 0);
 	j->have_thread = j->progress && !pthread_create(&j->thread, NULL, progress_main, j);
-	rc = pems_spmd(spmd, arg);
+	rc = pems_spmd(&j->cfg, spmd, arg);
 	atomic_store(&j->stop, 1);
 	if (j->have_thread)
 		pthread_join(j->thread, NULL);

@@ -7,11 +7,11 @@
  *
  *   pems_job_init        cfg := the job's configuration (or the current one)
  *   (plan into j->cfg)   the algorithm's own memory plan
- *   pems_job_configure   the runtime takes j->cfg
  *   pems_job_input       open the input as a pems_file handle (j->in)
  *   pems_job_output      <out>.pems-tmp created for every rank (j->out)
  *   pems_job_run         a progress thread polls the algorithm while
- *                        pems_spmd runs; stopped and joined after it
+ *                        pems_spmd runs with j->cfg; stopped and joined
+ *                        after it
  *   pems_job_end         commit the output (rename when every rank is
  *                        done, remove it on failure), close the input
  *
@@ -39,7 +39,7 @@ typedef bool (*pems_job_poll_fn)(void *state, bool final, char *phase, size_t le
 
 struct pems_job {
 	const char *who;		/* "sort": the prefix of messages */
-	struct pems_config cfg;		/* what pems_job_configure applies */
+	struct pems_config cfg;		/* the plan: what pems_spmd runs with */
 	int in;				/* input handle, -1: none */
 	const char *out;		/* final output path, NULL: none */
 	int out_handle;			/* handle of tmp, -1: none */
@@ -60,15 +60,13 @@ struct pems_job {
 void pems_job_init(struct pems_job *j, const char *who, const struct pems_config *cfg,
 		   pems_progress_fn progress, void *progress_arg, pems_job_poll_fn poll,
 		   void *state);
-/* Apply j->cfg (pems_configure); 0 or -errno. */
-int pems_job_configure(struct pems_job *j);
 /* Open @path for reading as j->in; 0 or -errno (message printed). */
 int pems_job_input(struct pems_job *j, const char *path);
 /* Create @out's temporary for every rank to write into (j->out_handle),
  * sized to @size when @sized; 0 or -errno (message printed). */
 int pems_job_output(struct pems_job *j, const char *out, bool sized, uint64_t size);
-/* Run @spmd(@arg) on every VP with the progress thread polling; returns
- * pems_spmd's result. */
+/* Run @spmd(@arg) on every VP with j->cfg and the progress thread
+ * polling; returns pems_spmd's result. */
 int pems_job_run(struct pems_job *j, void (*spmd)(void *), void *arg);
 /* Finish with result @rc: commit the output unless @rc (truncated to
  * @size on rank 0 when @truncate), close the input; on failure print

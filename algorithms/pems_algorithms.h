@@ -1,8 +1,8 @@
 /*
  * pems_algorithms.h - bundled BSP algorithms (layer algorithms/).
  * Written only against the public BSP API (bsp.h, pems.h).  Each entry
- * point runs one SPMD section with the configuration set by
- * pems_configure() and returns 0 or -errno; on failure it has printed
+ * point plans its job from the configuration in the job (job->cfg),
+ * runs one SPMD section with the plan, and returns 0 or -errno; on failure it has printed
  * "pems: ..." on stderr and left no output under the final name.
  */
 #ifndef PEMS_ALGORITHMS_H
@@ -99,6 +99,9 @@ struct pems_sort_job {
 	/* progress: called on the runtime thread, may be NULL */
 	void (*progress)(const char *phase, uint64_t done, uint64_t total, void *arg);
 	void *progress_arg;
+	/* the runtime configuration (copied; planned from): NULL takes
+	 * pems_current_config() */
+	const struct pems_config *cfg;
 };
 
 /* Sample sort of job->in into job->out: ~4N bytes of disk traffic.
@@ -212,6 +215,9 @@ struct pems_aggregate_job {
 	/* results */
 	uint64_t rows, groups;
 	char errmsg[512];	/* data errors (bad CSV, overflow): why, without prefix */
+	/* the runtime configuration (copied; planned from): NULL takes
+	 * pems_current_config() */
+	const struct pems_config *cfg;
 };
 
 /* GROUP BY key of job->in into job->out, sorted by key.  Output csv:
@@ -264,6 +270,9 @@ struct pems_sgd_job {
 	double train_loss;		/* mean loss of the last epoch (progressive) */
 	double test_loss, test_accuracy; /* of the final model; NaN: no test */
 	unsigned epochs_done;
+	/* the runtime configuration (copied; planned from): NULL takes
+	 * pems_current_config() */
+	const struct pems_config *cfg;
 };
 
 /* Train job->model over job->data: each epoch streams the data once.

@@ -133,7 +133,9 @@ const char cli_runtime_help[] =
 void cli_runtime_init(struct cli_runtime *rt)
 {
 	memset(rt, 0, sizeof(*rt));
-	pems_config_init(&rt->cfg);
+	/* a malformed PEMS_* variable: pems_config_init said which */
+	if (pems_config_init(&rt->cfg))
+		exit(CLI_EXIT_FAIL);
 	/* PEMS_STATS, PEMS_STATS_JSON and PEMS_QUIET act like the options */
 	rt->stats = rt->cfg.stats;
 	rt->stats_json = rt->cfg.stats_json;

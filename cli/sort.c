@@ -157,6 +157,7 @@ int cli_sort_main(int argc, char **argv)
 	job.in = a.in;
 	job.out = a.out;
 	job.fmt = a.fmt;
+	job.cfg = &a.rt.cfg;
 	job.progress = prog.enabled ? cli_progress_cb : NULL;
 	job.progress_arg = &prog;
 	t0 = cli_now();

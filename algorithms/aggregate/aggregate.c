@@ -807,11 +807,9 @@ int pems_aggregate(struct pems_aggregate_job *job)
 	S.fmt.naggs = job->naggs;
 	S.fmt.aggs = job->aggs;
 	S.hdr_len = agg_format_header(&S.fmt, S.hdr, sizeof(S.hdr));
-	pems_job_init(&j, "aggregate", NULL, job->progress, job->progress_arg, agg_poll, NULL);
+	pems_job_init(&j, "aggregate", job->cfg, job->progress, job->progress_arg, agg_poll, NULL);
 	j.own_errors = true;
 	rc = plan(&j.cfg, S.size, &env);
-	if (!rc)
-		rc = pems_job_configure(&j);
 	if (rc)
 		return rc;
 	S.v = j.cfg.procs;

@@ -109,6 +109,7 @@ static uint64_t line_of(const char *path, uint64_t off)
 static int plan(struct pems_config *cfg)
 {
 	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	struct pems_budget b;
 	size_t d1 = sgd_g.d + 1, mu, need, over;
 
 	if (!cfg->mem) {
@@ -130,7 +131,8 @@ static int plan(struct pems_config *cfg)
 		if (cfg->msg_mem > (64u << 20))
 			cfg->msg_mem = 64u << 20;
 	}
-	over = pems_overhead(cfg->threads, cfg->procs, cfg->mem, cfg->msg_mem);
+	pems_budget(cfg, 0, 0, &b);
+	over = b.overhead;
 	need = cfg->threads * cfg->mu + over + cfg->mem / 16;
 	if (need > cfg->mem) {
 		fprintf(stderr, "pems: error: sgd: --mem %zu MiB is too small: %u threads x %zu MiB contexts + %zu MiB runtime; raise --mem to %zu MiB or lower --threads\n",
@@ -352,12 +354,10 @@ int pems_sgd(struct pems_sgd_job *job)
 	pems_rank_barrier();
 	r0 = pems_rank() == 0;
 	sgd_reset(job);
-	pems_job_init(&j, "sgd", NULL, job->progress, job->progress_arg, sgd_poll, NULL);
+	pems_job_init(&j, "sgd", job->cfg, job->progress, job->progress_arg, sgd_poll, NULL);
 	rc = sgd_setup(job);
 	if (!rc)
 		rc = plan(&j.cfg);
-	if (!rc)
-		rc = pems_job_configure(&j);
 	if (!rc)
 		rc = sgd_run(job, &j, r0);
 	pems_job_end(&j, rc, false, 0);

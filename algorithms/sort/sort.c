@@ -829,12 +829,10 @@ int pems_sort(const struct pems_sort_job *job)
 	rc = check_input(job, &bytes);
 	if (rc)
 		return rc;
-	pems_job_init(&j, "sort", NULL, job->progress, job->progress_arg, sort_poll, NULL);
+	pems_job_init(&j, "sort", job->cfg, job->progress, job->progress_arg, sort_poll, NULL);
 	rc = plan(&j.cfg, bytes, &env);
 	if (!rc)
 		rc = space_ok(&j.cfg, bytes, job->out);
-	if (!rc)
-		rc = pems_job_configure(&j);
 	if (rc)
 		return rc;
 	S.v = j.cfg.procs;
