@@ -45,9 +45,16 @@ int cli_getopt(int argc, char **argv, const char *cmd, const struct option *long
 	       const char *const *help, int (*opt)(void *ctx, int c, const char *arg),
 	       void *ctx)
 {
+	return cli_getopt_short(argc, argv, cmd, ":h", longopts, help, opt, ctx);
+}
+
+int cli_getopt_short(int argc, char **argv, const char *cmd, const char *shortopts,
+		     const struct option *longopts, const char *const *help,
+		     int (*opt)(void *ctx, int c, const char *arg), void *ctx)
+{
 	int c, rc;
 
-	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
 		if (c == CLI_OPT_HELP) {
 			for (; *help; help++)
 				fputs(*help, stdout);
@@ -303,7 +310,7 @@ int cli_runtime_apply(struct cli_runtime *rt, const char *cmd, const char *out)
 	if (rc)
 		return cli_usage("%s: the runtime refused the configuration: %s",
 				 cmd, pems_strerror(rc));
-	cli_steps_begin();	/* per-superstep lines of --stats-json */
+	pems_steps_record(true);	/* per-superstep lines of --stats-json */
 	return 0;
 }
 

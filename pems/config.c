@@ -9,7 +9,9 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "runtime.h"
+#include "rt.h"
+#include "config.h"
+#include "msg.h"
 #include "spill.h"
 
 PEMS_API int pems_parse_size(const char *s, size_t *out)
@@ -411,40 +413,6 @@ PEMS_API int pems_budget(const struct pems_config *cfg, unsigned nranks, size_t 
 	used = out->overhead + (size_t)c.threads * cfg->mu;
 	out->hold = pems_hold_limit(cfg->mem > used ? cfg->mem - used : 0, c.threads, ctx);
 	return 0;
-}
-
-PEMS_API size_t pems_overhead(unsigned threads, unsigned procs, size_t mem, size_t msg_mem)
-{
-	return pems_overhead_ranks(threads, procs, mem, msg_mem, pems_nranks());
-}
-
-PEMS_API size_t pems_overhead_ranks(unsigned threads, unsigned procs, size_t mem,
-				    size_t msg_mem, unsigned nranks)
-{
-	struct pems_config cfg = *pems_current_config();
-	struct pems_budget b;
-
-	cfg.threads = threads;
-	cfg.procs = procs;
-	cfg.mem = mem;
-	cfg.msg_mem = msg_mem;
-	pems_budget(&cfg, nranks ? nranks : 1, 0, &b);
-	return b.overhead;
-}
-
-PEMS_API size_t pems_hold_room(unsigned threads, unsigned procs, size_t mem, size_t msg_mem,
-			       size_t mu, size_t ctx, unsigned nranks)
-{
-	struct pems_config cfg = *pems_current_config();
-	struct pems_budget b;
-
-	cfg.threads = threads;
-	cfg.procs = procs;
-	cfg.mem = mem;
-	cfg.msg_mem = msg_mem;
-	cfg.mu = mu;
-	pems_budget(&cfg, nranks ? nranks : 1, ctx, &b);
-	return b.hold;
 }
 
 /* "3 MiB" / "512 KiB" for messages: whole MiB from 1 MiB up, else KiB
