@@ -138,21 +138,18 @@ static double projected(struct spec s, double nodes, unsigned node_terms, bool p
 {
 	struct pems_model_net net = { .gbit = 10, .latency = 20e-6, .msg_overhead = 2e-6,
 				      .node_terms = node_terms };
-	struct pems_model_prediction pr;
+	struct pems_model_projection pj;
 	struct pems_model_params m;
-	struct pems_model_layout L;
 	struct pems_model_job j;
 	char err[512];
 
 	ck_assert_msg(load(&m, err, sizeof(err)) == 0, "%s", err);
 	job_of(&s, &j);
-	j.cost.p = (unsigned)nodes;
-	if (per_node)
-		j.cost.bytes *= nodes;
-	ck_assert_int_eq(pems_model_plan(&j, (unsigned)m.cores), 0);
-	pems_model_layout_nodes(&L, &m, &j, &net, nodes);
-	pems_model_predict(&j, &m, &L, &pr);
-	return pr.total;
+	pems_model_project(&j, &m, &net, nodes, per_node, &pj);
+	ck_assert_msg(pj.fits, "%.0f nodes: does not fit", nodes);
+	ck_assert_uint_eq(pj.job.cost.p, (unsigned)nodes);
+	ck_assert_uint_eq(pj.terms_p, nodes > 1 ? node_terms : 1);
+	return pj.pred.total;
 }
 
 START_TEST(predictions_grow_with_the_input)
