@@ -102,23 +102,22 @@ static int bucket_tie(const struct ts_item *a, const struct ts_item *b, void *ar
 	return a->idx < b->idx ? -1 : a->idx > b->idx;
 }
 
-static size_t count_records(const uint8_t *p, size_t bytes, uint64_t *starts)
+/* The starts of the @n records of @p (@bytes). */
+static void frame_records(const uint8_t *p, size_t bytes, uint64_t *starts, size_t n)
 {
-	size_t n = 0, at = 0, f;
+	size_t i, at = 0, f;
 	bool oq;
 
-	while (at < bytes) {
-		if (starts)
-			starts[n] = at;
+	for (i = 0; i < n; i++) {
+		starts[i] = at;
 		f = pems_text_frame(S.ts, p + at, bytes - at, &oq);
 		if (!f)
 			ts_fail("a received record is not terminated (internal error)", -EPROTO);
 		at += f;
-		n++;
 	}
-	if (starts)
-		starts[n] = at;
-	return n;
+	if (at != bytes)
+		ts_fail("received records and bytes disagree (internal error)", -EPROTO);
+	starts[n] = at;
 }
 
 /* -u: keep the first of each run of equal records (in input order) */
@@ -138,16 +137,16 @@ static void unique(struct ts_bucket *b)
 	b->n = k;
 }
 
-struct ts_bucket *ts_sort_bucket(uint8_t *recv, size_t bytes)
+struct ts_bucket *ts_sort_bucket(uint8_t *recv, size_t bytes, uint64_t n)
 {
 	struct ts_bucket *b = pems_malloc(sizeof(*b));
 	size_t term = pems_text_term(S.ts), i;
 	struct ts_item *tmp;
 
 	b->recv = recv;
-	b->n = count_records(recv, bytes, NULL);
+	b->n = n;
 	b->starts = pems_malloc((b->n + 1) * sizeof(*b->starts));
-	count_records(recv, bytes, b->starts);
+	frame_records(recv, bytes, b->starts, b->n);
 	b->it = pems_malloc(b->n * sizeof(*b->it) + 1);
 	tmp = pems_malloc(b->n * sizeof(*tmp) + 1);
 	for (i = 0; i < b->n; i++) {

@@ -97,10 +97,40 @@ static uint64_t mu_for(uint64_t bytes, unsigned v)
 	return (part > sort ? part : sort) + tables + (2u << 20);
 }
 
+/*
+ * One worker beyond the cores, as sort.c takes: a VP blocks its worker
+ * while it reads its slice, while its bucket is delivered and while it
+ * writes; the extra worker keeps the cores busy meanwhile.  Only when
+ * --threads is not given and the budget still allows message chunks of
+ * MIN_CHUNK.
+ */
+#define MIN_CHUNK (256u << 10)
+
+static bool extra_worker(struct pems_config *cfg, uint64_t bytes,
+			 const struct pems_plan_env *env)
+{
+	struct pems_plan_env quiet = *env;
+	struct pems_config t = *cfg;
+	uint64_t chunks;
+
+	if (cfg->threads || env->nranks > 1)
+		return false;
+	quiet.quiet = true;
+	t.threads = (env->cores ? env->cores : 1) + 1;
+	if (pems_plan_for(&t, bytes, "sort", mu_for, &quiet))
+		return false;
+	chunks = 2ull * t.threads * t.procs + 8ull * t.threads;
+	if (t.msg_mem / chunks < MIN_CHUNK)
+		return false;
+	*cfg = t;
+	return true;
+}
+
 static int plan(struct pems_config *cfg, uint64_t bytes)
 {
 	struct pems_plan_env env = pems_plan_here(false);
-	int rc = pems_plan_for(cfg, bytes, "sort", mu_for, &env);
+	int rc = extra_worker(cfg, bytes, &env) ? 0 :
+		 pems_plan_for(cfg, bytes, "sort", mu_for, &env);
 
 	if (rc)
 		return rc;
@@ -270,6 +300,10 @@ int pems_textsort(struct pems_textsort_job *job)
 	}
 	S.v = cfg.procs;
 	S.max_rec = cfg.mu / 8;	/* read, copied, received, gathered: fits mu */
+	if (getenv("PEMS_SORT_TRACE"))
+		fprintf(stderr, "pems: sort trace: text v=%u k=%u mu=%zu MiB msg_mem=%zu MiB record~%zu B max_rec=%zu KiB\n",
+			cfg.procs, cfg.threads, cfg.mu >> 20, cfg.msg_mem >> 20, S.avg_rec,
+			S.max_rec >> 10);
 	S.in = pems_file_open(job->in, O_RDONLY, 0);
 	if (S.in < 0) {
 		fprintf(stderr, "pems: error: sort: %s: %s\n", job->in, strerror(-S.in));
