@@ -488,8 +488,8 @@ static void csv_check(const uint8_t *p, size_t len, uint64_t off)
 
 /* The record at buf[*pos] of the slice: its length without terminator
  * in *len; returns its length with it (as framed, 0: unterminated last
- * record).  Checks length and CSV well-formedness. */
-static size_t next_record(const struct slice *sl, size_t pos, size_t *len)
+ * record).  With @check: its length and CSV well-formedness. */
+static size_t next_record(const struct slice *sl, size_t pos, size_t *len, bool check)
 {
 	bool oq;
 	size_t f = pems_text_frame(S.ts, sl->buf + pos, sl->re - pos, &oq);
@@ -504,11 +504,48 @@ static size_t next_record(const struct slice *sl, size_t pos, size_t *len)
 	} else {
 		*len = f - pems_text_term(S.ts);
 	}
-	if (*len > S.max_rec)
+	if (check && *len > S.max_rec)
 		too_long(off);
-	if (S.ts->kind == PEMS_TEXT_CSV)
+	if (check && S.ts->kind == PEMS_TEXT_CSV)
 		csv_check(sl->buf + pos, *len, off);
 	return f;
+}
+
+/*
+ * -u: equal keys meet in one bucket (the splitters compare keys only),
+ * so a VP may send only the first record of each key of its slice: one
+ * sort of the slice's items, and a key that fills the input no longer
+ * fills one VP.  Returns a flag per record (1: dropped) and takes the
+ * dropped records out of @counts.
+ */
+static uint8_t *unique_drop(const struct slice *sl, size_t pos, size_t n,
+			    const struct spl_view *sv, const uint16_t *bk, size_t cap,
+			    uint64_t *counts)
+{
+	uint64_t *starts = pems_malloc((n + 1) * sizeof(*starts));
+	uint8_t *drop = pems_malloc(n + 1);
+	size_t i, j, f, len, term = pems_text_term(S.ts);
+	unsigned b;
+
+	for (i = pos, j = 0; j < n; i += f ? f : len, j++) {
+		f = next_record(sl, i, &len, false);
+		starts[j] = i;
+	}
+	/* a last record without terminator: as if it had one */
+	starts[n] = n ? starts[n - 1] + len + term : pos;
+	ts_unique_marks(sl->buf, starts, n, drop);
+	for (j = 0; j < n; j++) {
+		if (!drop[j])
+			continue;
+		len = starts[j + 1] - starts[j] - term;
+		b = j < cap ? bk[j] : classify(sv, sl->buf + starts[j], len,
+					      pems_text_prefix(S.ts, sl->buf + starts[j], len),
+					      sl->a0 + starts[j]);
+		counts[b] -= len + term;
+		counts[S.v + 1 + b]--;
+	}
+	pems_free(starts);
+	return drop;
 }
 
 struct part_out {
@@ -526,7 +563,7 @@ static void partition(unsigned pid, const struct spl_view *sv, uint8_t q_lo, uin
 	struct slice sl;
 	size_t pos, len, f, n = 0, cap, i, sum = 0, term = pems_text_term(S.ts);
 	size_t *next = pems_malloc(S.v * sizeof(*next)), *sendcounts;
-	uint8_t *send, eol = S.ts->kind == PEMS_TEXT_CSV ? '\n' : S.ts->eol;
+	uint8_t *send, *drop, eol = S.ts->kind == PEMS_TEXT_CSV ? '\n' : S.ts->eol;
 	uint16_t *bk;
 	unsigned b;
 
@@ -534,7 +571,7 @@ static void partition(unsigned pid, const struct spl_view *sv, uint8_t q_lo, uin
 	memset(po->counts, 0, (2 * S.v + 1) * sizeof(*po->counts));
 	pos = sl.rs;
 	if (pid == 0 && S.ts->header && pos < sl.re) {	/* the CSV header stays first */
-		f = next_record(&sl, pos, &len);
+		f = next_record(&sl, pos, &len, true);
 		po->hdr = pems_malloc(len + 1);
 		memcpy(po->hdr, sl.buf + pos, len);
 		po->hdr[len] = eol;
@@ -547,19 +584,22 @@ static void partition(unsigned pid, const struct spl_view *sv, uint8_t q_lo, uin
 		cap = sl.re - pos;
 	bk = pems_malloc(cap * sizeof(*bk) + 1);
 	for (i = pos; i < sl.re; i += f ? f : len, n++) {
-		f = next_record(&sl, i, &len);
+		f = next_record(&sl, i, &len, true);
 		b = classify(sv, sl.buf + i, len, pems_text_prefix(S.ts, sl.buf + i, len), sl.a0 + i);
 		if (n < cap)
 			bk[n] = (uint16_t)b;
 		po->counts[b] += len + term;
 		po->counts[S.v + 1 + b]++;
 	}
+	drop = S.ts->unique ? unique_drop(&sl, pos, n, sv, bk, cap, po->counts) : NULL;
 	for (b = 0; b < S.v; b++) {
 		next[b] = sum;
 		sum += po->counts[b];
 	}
 	for (i = pos, n = 0; i < sl.re; i += f ? f : len, n++) {
-		f = next_record(&sl, i, &len);
+		f = next_record(&sl, i, &len, false);	/* checked in the first pass */
+		if (drop && drop[n])
+			continue;
 		b = n < cap ? bk[n] : classify(sv, sl.buf + i, len,
 					      pems_text_prefix(S.ts, sl.buf + i, len), sl.a0 + i);
 		memcpy(send + next[b], sl.buf + i, len);
@@ -567,6 +607,7 @@ static void partition(unsigned pid, const struct spl_view *sv, uint8_t q_lo, uin
 			send[next[b] + len] = eol;
 		next[b] += len + term;
 	}
+	pems_free(drop);
 	pems_free(bk);
 	sendcounts = (size_t *)next;	/* same size; counts as size_t */
 	for (b = 0; b < S.v; b++)

@@ -137,6 +137,26 @@ static void unique(struct ts_bucket *b)
 	b->n = k;
 }
 
+void ts_unique_marks(const uint8_t *p, const uint64_t *starts, size_t n, uint8_t *drop)
+{
+	struct ts_bucket b = { (uint8_t *)(uintptr_t)p, (uint64_t *)(uintptr_t)starts, NULL, n, 0 };
+	struct ts_item *tmp = pems_malloc(n * sizeof(*tmp) + 1);
+	size_t term = pems_text_term(S.ts), i;
+
+	b.it = pems_malloc(n * sizeof(*b.it) + 1);
+	for (i = 0; i < n; i++) {
+		b.it[i].pre = pems_text_prefix(S.ts, p + starts[i], starts[i + 1] - starts[i] - term);
+		b.it[i].idx = (uint32_t)i;
+		drop[i] = 1;
+	}
+	ts_msort(b.it, tmp, n, bucket_tie, &b);
+	pems_free(tmp);
+	unique(&b);
+	for (i = 0; i < b.n; i++)
+		drop[b.it[i].idx] = 0;
+	pems_free(b.it);
+}
+
 struct ts_bucket *ts_sort_bucket(uint8_t *recv, size_t bytes, uint64_t n)
 {
 	struct ts_bucket *b = pems_malloc(sizeof(*b));

@@ -90,6 +90,8 @@ static uint64_t mu_for(uint64_t bytes, unsigned v)
 	uint64_t L = S.avg_rec / 2 ? S.avg_rec / 2 : 1, part, bucket, sort, tables;
 
 	part = 2 * (slice + ext) + 2 * (slice / L + 1);
+	if (S.ts->unique)	/* unique_drop: starts, items, scratch, flags */
+		part += (slice / L + 1) * 41;
 	bucket = slice * 13 / 10 + 4096;
 	sort = bucket + (bucket / L + 1) * 40 + PIECE_MEM;
 	tables = (uint64_t)v * (ts_sample_msg_bytes() + 128 * 32) + 2 * ts_spl_bytes(v) +
