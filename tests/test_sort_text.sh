@@ -10,7 +10,8 @@
 #     key option alone and combined, -s, -u, -r, -z; every other case
 #     goes through stdin and stdout ('- -').
 #  2. Spilling: 4 MiB of `gen --format lines` with -t, -k2,2n -k1,1 and
-#     PEMS_MSG_HOLD=0 writes its messages to disk and still matches.
+#     PEMS_MSG_HOLD=0 writes its messages to disk and still matches; -u
+#     on the same lines all with one key.
 #  3. CSV (python3, else skipped): gen csv, and a file with a UTF-8 BOM,
 #     CRLF, quoted fields holding the delimiter, "" and newlines, and a
 #     TSV, equal to tests/sort_csv_ref.py for several --key lists.
@@ -90,6 +91,10 @@ PEMS_MSG_HOLD=0 "${PS[@]}" --procs 16 --stats-json big.json -t, -k2,2n -k1,1 big
 sort -t, -k2,2n -k1,1 big.txt | cmp -s - big.out && ok || fail "spilling sort differs from sort"
 w=$(grep -o '"msg_written": [0-9]*' big.json | head -1 | awk '{ print $2 }')
 ((${w:-0} > 0)) && ok || fail "spilling sort wrote no messages (msg_written '$w'): the case does not spill"
+# -u where one key is the whole input: each VP sends one record of it
+awk '{ print "k " $0 }' big.txt >onekey.txt
+"${PS[@]}" --procs 16 -u -k1,1 onekey.txt onekey.out || fail "-u one key: exit $?"
+sort -u -k1,1 onekey.txt | cmp -s - onekey.out && ok || fail "-u one key differs from sort"
 
 # ---- 3. CSV ----
 if command -v python3 >/dev/null; then
