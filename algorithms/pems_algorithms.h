@@ -257,6 +257,47 @@ struct pems_aggregate_job {
 int pems_aggregate(struct pems_aggregate_job *job);
 
 
+/* ---- typed GROUP BY over CSV (algorithms/groupby) ----
+ *
+ * SELECT <by>, <agg> FROM in GROUP BY <by> ORDER BY <by> (NULLS LAST),
+ * with SQL's NULL semantics, over a CSV/TSV file larger than memory.
+ * Columns are str (bytes), i64 or f64 (parsed as strtod does), inferred
+ * from the first MiB or declared by @schema; an empty field (or
+ * @null_token) is NULL.  @agg: comma-separated output columns, each an
+ * aggregate -- count(*), count(c), count(distinct c), sum, min, max,
+ * avg/mean, median, sd/stddev, corr(a,b), r2(a,b), topN(c), bottomN(c)
+ * -- or an expression of them with + - * / pow(x,n) and numbers. */
+struct pems_csv_groupby_job {
+	const struct pems_config *cfg;	/* runtime configuration (NULL: pems_current_config()) */
+	const char *in;		/* input file (a regular file, or "-": standard input) */
+	const char *out;	/* final output path (written as out.pems-tmp, renamed; "-": stdout) */
+	const char *by;		/* group columns, "id1,id2" (NULL or "": one group) */
+	const char *agg;	/* output columns, "sum(v1),mean(v3)" */
+	const char *as;		/* their names, "s,m" (NULL: from the text, sum_v1) */
+	const char *schema;	/* types, "id1:str,v3:f64" (NULL: inferred) */
+	char delim;		/* field delimiter (0: ',') */
+	bool no_header;		/* the first row is data; columns are c1, c2, ... */
+	const char *null_token;	/* a field equal to it is NULL too (NULL: none) */
+	bool skip_errors;	/* bad rows are skipped and counted, not fatal */
+	void (*progress)(const char *phase, uint64_t done, uint64_t total, void *arg);
+	void *progress_arg;
+	/* results */
+	uint64_t rows, groups, skipped;
+	char errmsg[512];	/* why it failed (data, query), without prefix */
+	char skipmsg[512];	/* skip_errors: the first rows skipped and why */
+};
+
+/* Check job's by/agg/as/schema syntax, without reading the file: 0, or
+ * -EINVAL with job->errmsg set (a usage error). */
+int pems_csv_groupby_check(struct pems_csv_groupby_job *job);
+/* Run the query of @job into job->out.  Output: a header of the key
+ * columns' names and the output names, then one line per group (a
+ * topN: one per value) in key order; NULL as an empty field.  Returns
+ * 0, -EINVAL (bad data or a query the file cannot answer: job->errmsg
+ * says where -- line and column), or -errno after printing
+ * "pems: error: groupby: ..." on stderr. */
+int pems_csv_groupby(struct pems_csv_groupby_job *job);
+
 /* ---- sgd: data-parallel SGD over training data larger than memory ---- */
 
 enum pems_sgd_model { PEMS_SGD_LINEAR = 0, PEMS_SGD_LOGISTIC = 1 };
