@@ -679,6 +679,14 @@ void ts_spmd(void *arg)
 			ts_fail("writing the output", rc);
 	}
 	pems_free(po.hdr);
+	if (pid == 0 && getenv("PEMS_SORT_TRACE")) {	/* sampling's imbalance */
+		uint64_t mx = 0;
+
+		for (i = 0; i < S.v; i++)
+			mx = totals[i] > mx ? totals[i] : mx;
+		fprintf(stderr, "pems: sort trace: largest bucket %.3f of N/v\n",
+			S.n ? (double)mx * S.v / (double)S.n : 0.0);
+	}
 	bucket = ts_sort_bucket(po.recv, po.recvbytes, totals[S.v + 1 + pid]);
 	off = totals[S.v];
 	if (S.ts->unique) {	/* the sizes are known only now */

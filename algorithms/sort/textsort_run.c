@@ -80,7 +80,8 @@ static size_t estimate_records(const char *path)
  *   partition  the slice and the rest of its last record (ext: a
  *              record may be up to mu/8, then this is an estimate), the
  *              same again in bucket order, 2 bytes a record of bucket
- *   sort       the bucket (1.3 slice: sampling imbalance) and 40 bytes
+ *   sort       the bucket (1.5 slice: sampling imbalance, seen up to
+ *              1.32 with 128 samples a VP) and 40 bytes
  *              a record (start, item, merge scratch), output pieces
  *   VP 0       the gathered samples and the splitters
  */
@@ -92,7 +93,7 @@ static uint64_t mu_for(uint64_t bytes, unsigned v)
 	part = 2 * (slice + ext) + 2 * (slice / L + 1);
 	if (S.ts->unique)	/* unique_drop: starts, items, scratch, flags */
 		part += (slice / L + 1) * 41;
-	bucket = slice * 13 / 10 + 4096;
+	bucket = slice * 3 / 2 + 4096;
 	sort = bucket + (bucket / L + 1) * 40 + PIECE_MEM;
 	tables = (uint64_t)v * (ts_sample_msg_bytes() + 128 * 32) + 2 * ts_spl_bytes(v) +
 		 (uint64_t)v * 64 + (2u << 20);
