@@ -32,7 +32,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,6 +44,7 @@
 #include "pems_algorithms.h"
 #include "sort/radix.h"
 #include "formats/pems_formats.h"
+#include "job.h"
 
 #define SAMPLES 256		/* per VP: bucket sizes within ~+-15 % */
 #define PAGE 4096u
@@ -71,8 +71,6 @@ struct sort_ctx {
 	atomic_uint_fast64_t ns[NPHASES];	/* PEMS_SORT_TRACE: time per phase */
 	int trace;		/* PEMS_SORT_TRACE: 1 sums, 2 also one line a phase */
 	uint64_t t0;		/* trace clock origin */
-	atomic_int failed;
-	char errmsg[256];
 };
 
 static struct sort_ctx S;
@@ -133,11 +131,7 @@ static int key_qcmp(const void *a, const void *b)
 
 static void fail(const char *what, long long rc)
 {
-	if (!atomic_exchange(&S.failed, 1))
-		snprintf(S.errmsg, sizeof(S.errmsg), "%s: %s", what,
-			 rc < 0 ? strerror((int)-rc) : "short transfer (file changed?)");
-	bsp_abort("pems: error: sort: %s: %s", what,
-		  rc < 0 ? strerror((int)-rc) : "short transfer (file changed?)");
+	pems_job_fail("sort", what, rc);
 }
 
 static uint64_t slice_lo(unsigned pid) { return S.n * pid / S.v; }
@@ -694,7 +688,7 @@ int pems_sort_plan(struct pems_config *cfg, enum pems_format fmt, uint64_t bytes
 	size_t saved = S.rec;
 	int rc;
 
-	if (fmt != PEMS_FMT_U64 && fmt != PEMS_FMT_REC100)
+	if (!pems_format_get(fmt) || !pems_format_get(fmt)->sortable)
 		return -EINVAL;
 	S.rec = pems_format_size(fmt);
 	rc = plan(cfg, bytes, env);
@@ -757,62 +751,53 @@ static int space_ok(const struct pems_config *cfg, uint64_t bytes, const char *o
 	return check_space(dir, bytes, "output directory");
 }
 
-/* ---- progress reporting: a thread polls the counters ---- */
+/* ---- the job ---- */
 
-static atomic_int progress_stop;
-
-static void *progress_main(void *arg)
+/* pems_job_poll_fn: partition, then sort+write, in bytes */
+static bool sort_poll(void *state, bool final, char *phase, size_t len, uint64_t *done,
+		      uint64_t *total)
 {
-	const struct pems_sort_job *job = arg;
-	uint64_t total = S.n * S.rec;
-	struct timespec ts = { 0, 200 * 1000 * 1000 };
+	uint64_t w = atomic_load(&S.done[1]);
 
-	while (!atomic_load(&progress_stop)) {
-		uint64_t w = atomic_load(&S.done[1]);
-
-		if (w)
-			job->progress("sort+write", w, total, job->progress_arg);
-		else
-			job->progress("partition", atomic_load(&S.done[0]), total,
-				      job->progress_arg);
-		nanosleep(&ts, NULL);
+	(void)state;
+	*total = S.n * S.rec;
+	if (final) {
+		snprintf(phase, len, "done");
+		*done = *total;
+	} else if (w) {
+		snprintf(phase, len, "sort+write");
+		*done = w;
+	} else {
+		snprintf(phase, len, "partition");
+		*done = atomic_load(&S.done[0]);
 	}
-	return NULL;
+	return true;
 }
 
-static int run(const struct pems_sort_job *job, const struct pems_config *cfg,
-	       const char *tmp_path)
+static void trace_plan(const struct pems_config *cfg)
 {
-	pthread_t th;
-	bool have_th = false;
-	int rc;
+	S.trace = getenv("PEMS_SORT_TRACE") ? atoi(getenv("PEMS_SORT_TRACE")) : 0;
+	S.t0 = now_ns();
+	if (S.trace)
+		fprintf(stderr, "pems: sort trace: v=%u k=%u mu=%zu MiB msg_mem=%zu MiB chunk=%zu KiB\n",
+			cfg->procs, cfg->threads, cfg->mu >> 20, cfg->msg_mem >> 20,
+			(size_t)(cfg->msg_mem / (2ull * cfg->threads * cfg->procs + 8ull * cfg->threads)) >> 10);
+}
 
-	if (job->progress && !pthread_create(&th, NULL, progress_main, (void *)job))
-		have_th = true;
-	rc = pems_spmd(cfg, sort_spmd, NULL);
-	atomic_store(&progress_stop, 1);
-	if (have_th)
-		pthread_join(th, NULL);
-	if (!rc && job->progress)
-		job->progress("done", S.n * S.rec, S.n * S.rec, job->progress_arg);
-	for (int i = 0; S.trace && !rc && i < NPHASES; i++)
+static void trace_phases(void)
+{
+	for (int i = 0; S.trace && i < NPHASES; i++)
 		fprintf(stderr, "pems: sort trace: %-13s %8.3f s (sum over VPs)\n", phase_name[i],
 			(double)atomic_load(&S.ns[i]) / 1e9);
-	(void)tmp_path;
-	return rc;
 }
 
-int pems_sort(const struct pems_sort_job *job)
+/* The input: a sortable format, whole records; sets S.n.  0 or -errno. */
+static int check_input(const struct pems_sort_job *job, uint64_t *bytes)
 {
-	struct pems_config cfg = job->cfg ? *job->cfg : *pems_current_config();
-	char tmp_path[4096];
 	struct stat st;
 	int rc;
 
-	memset(&S, 0, sizeof(S));
-	S.job = job;
-	S.rec = pems_format_size(job->fmt);
-	if (job->fmt != PEMS_FMT_U64 && job->fmt != PEMS_FMT_REC100) {
+	if (!pems_format_get(job->fmt) || !pems_format_get(job->fmt)->sortable) {
 		fprintf(stderr, "pems: error: sort: format not sortable; use u64 or rec100\n");
 		return -EINVAL;
 	}
@@ -826,39 +811,41 @@ int pems_sort(const struct pems_sort_job *job)
 			job->in, (unsigned long long)st.st_size, S.rec);
 		return -EINVAL;
 	}
-	S.n = (uint64_t)st.st_size / S.rec;
-	{
-		struct pems_plan_env env = pems_plan_here(false);
+	*bytes = (uint64_t)st.st_size;
+	S.n = *bytes / S.rec;
+	return 0;
+}
 
-		rc = plan(&cfg, (uint64_t)st.st_size, &env);
-	}
+int pems_sort(const struct pems_sort_job *job)
+{
+	struct pems_plan_env env = pems_plan_here(false);
+	struct pems_job j;
+	uint64_t bytes = 0;
+	int rc;
+
+	memset(&S, 0, sizeof(S));
+	S.job = job;
+	S.rec = pems_format_size(job->fmt);
+	rc = check_input(job, &bytes);
 	if (rc)
 		return rc;
-	rc = space_ok(&cfg, (uint64_t)st.st_size, job->out);
+	pems_job_init(&j, "sort", job->cfg, job->progress, job->progress_arg, sort_poll, NULL);
+	rc = plan(&j.cfg, bytes, &env);
+	if (!rc)
+		rc = space_ok(&j.cfg, bytes, job->out);
 	if (rc)
 		return rc;
-	S.v = cfg.procs;
-	S.trace = getenv("PEMS_SORT_TRACE") ? atoi(getenv("PEMS_SORT_TRACE")) : 0;
-	S.t0 = now_ns();
-	if (S.trace)
-		fprintf(stderr, "pems: sort trace: v=%u k=%u mu=%zu MiB msg_mem=%zu MiB chunk=%zu KiB\n",
-			cfg.procs, cfg.threads, cfg.mu >> 20, cfg.msg_mem >> 20,
-			(size_t)(cfg.msg_mem / (2ull * cfg.threads * cfg.procs + 8ull * cfg.threads)) >> 10);
-	S.in = pems_file_open(job->in, O_RDONLY, 0);
-	if (S.in < 0) {
-		fprintf(stderr, "pems: error: sort: %s: %s\n", job->in, strerror(-S.in));
-		return S.in;
+	S.v = j.cfg.procs;
+	trace_plan(&j.cfg);
+	rc = pems_job_input(&j, job->in);
+	if (!rc)
+		rc = pems_job_output(&j, job->out, true, bytes);
+	if (!rc) {
+		S.in = j.in;
+		S.out = j.out_handle;
+		rc = pems_job_run(&j, sort_spmd, NULL);
+		if (!rc)
+			trace_phases();
 	}
-	rc = pems_output_create("sort", job->out, true, (uint64_t)st.st_size, tmp_path,
-				sizeof(tmp_path), &S.out);
-	if (rc) {
-		pems_file_close(S.in);
-		return rc;
-	}
-	rc = run(job, &cfg, tmp_path);
-	rc = pems_output_commit(job->out, tmp_path, S.out, rc, false, 0);
-	if (rc)
-		fprintf(stderr, "pems: error: sort: finishing %s: %s\n", job->out, pems_strerror(rc));
-	pems_file_close(S.in);
-	return rc;
+	return pems_job_end(&j, rc, false, 0);
 }
