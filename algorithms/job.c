@@ -5,7 +5,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 #include <time.h>
 
 #include "pems_algorithms.h"
@@ -104,6 +106,62 @@ int pems_job_end(struct pems_job *j, int rc, bool truncate, uint64_t size)
 		pems_file_close(j->in);
 	j->in = -1;
 	return rc;
+}
+
+static int check_space(const char *who, const char *dir, uint64_t need, const char *what)
+{
+	struct statvfs sv;
+	uint64_t avail;
+
+	if (statvfs(dir, &sv))
+		return 0;
+	avail = (uint64_t)sv.f_bavail * sv.f_frsize;
+	if (avail < need) {
+		fprintf(stderr, "pems: error: %s: %s %s needs about %llu MiB free but only %llu MiB are; free space or choose another %s\n",
+			who, what, dir, (unsigned long long)(need >> 20),
+			(unsigned long long)(avail >> 20),
+			strcmp(what, "scratch dir") ? "output path" : "--tmp");
+		return -ENOSPC;
+	}
+	return 0;
+}
+
+static void dir_of(const char *path, char *out, size_t n)
+{
+	const char *slash = strrchr(path, '/');
+
+	if (!slash)
+		snprintf(out, n, ".");
+	else if (slash == path)
+		snprintf(out, n, "/");
+	else
+		snprintf(out, n, "%.*s", (int)(slash - path), path);
+}
+
+int pems_job_space(const struct pems_job *j, const char *out, uint64_t scratch,
+		   uint64_t out_bytes)
+{
+	const struct pems_config *cfg = &j->cfg;
+	const char *tmp = getenv("TMPDIR");
+	char dir[4096];
+	unsigned i;
+	int rc;
+
+	if (pems_resuming())
+		return 0;	/* the run's scratch and output are allocated already */
+	dir_of(out, dir, sizeof(dir));
+	if (cfg->ntmp) {
+		for (i = 0; i < cfg->ntmp; i++) {
+			rc = check_space(j->who, cfg->tmp[i], scratch / cfg->ntmp, "scratch dir");
+			if (rc)
+				return rc;
+		}
+	} else {
+		rc = check_space(j->who, tmp && *tmp ? tmp : ".", scratch, "scratch dir");
+		if (rc)
+			return rc;
+	}
+	return check_space(j->who, dir, out_bytes, "output directory");
 }
 
 void pems_job_fail(const char *who, const char *what, long long rc)

@@ -74,9 +74,25 @@ int pems_job_run(struct pems_job *j, void (*spmd)(void *), void *arg);
  * Returns @rc or the commit's -errno. */
 int pems_job_end(struct pems_job *j, int rc, bool truncate, uint64_t size);
 
+/* Refuse (-ENOSPC, message printed) a job whose scratch dirs (j->cfg's,
+ * else $TMPDIR or .) lack @scratch bytes in all, or whose output
+ * directory lacks @out_bytes; 0 on a resumed run (all is allocated). */
+int pems_job_space(const struct pems_job *j, const char *out, uint64_t scratch,
+		   uint64_t out_bytes);
+
 /* Stop the job with "pems: error: <who>: <what>: <why>" on every rank
  * (bsp_abort): @rc is -errno or a short transfer (>= 0). */
 void pems_job_fail(const char *who, const char *what, long long rc)
 	__attribute__((noreturn));
+
+/* splitmix64's output function of x + golden ratio: the algorithms'
+ * deterministic pseudo-random positions and keys */
+static inline uint64_t pems_mix64(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ull;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
 
 #endif

@@ -35,7 +35,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -99,14 +98,6 @@ static uint64_t slice_lo(unsigned pid)
 	return S.size * pid / S.v;
 }
 
-static uint64_t mix(uint64_t x)
-{
-	x += 0x9e3779b97f4a7c15ull;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-	return x ^ (x >> 31);
-}
-
 /* one csv data line as a row; 0 or an enum pems_csv_err */
 static int parse_row(const char *s, size_t len, struct agg_pair *row,
 		     unsigned *col, unsigned *nf, struct pems_csv_field *tok)
@@ -139,7 +130,7 @@ static size_t sample_kv(unsigned pid, uint64_t *keys)
 	for (i = 0; i < np; i++) {
 		uint64_t a = len * i / np, b = len * (i + 1) / np;
 
-		off[i] = (lo + a + mix(pid * 1000003ull + i) % (b - a)) * 16;
+		off[i] = (lo + a + pems_mix64(pid * 1000003ull + i) % (b - a)) * 16;
 		if (pages) {
 			off[i] &= ~(uint64_t)(PAGE - 1);
 			if (off[i] + PAGE > S.size)
@@ -156,7 +147,7 @@ static size_t sample_kv(unsigned pid, uint64_t *keys)
 		}
 		for (j = 0; j < per; j++) {	/* spread over the page's 256 records */
 			unsigned r = j * (PAGE / 16 / per) +
-				     (unsigned)(mix(pid * 7ull + i * 131 + j) % (PAGE / 16 / per));
+				     (unsigned)(pems_mix64(pid * 7ull + i * 131 + j) % (PAGE / 16 / per));
 
 			keys[i * per + j] = recs[i * (PAGE / 16) + r].key;
 		}
@@ -179,7 +170,7 @@ static size_t sample_csv(unsigned pid, uint64_t *keys)
 		lo = S.hdr_end;
 	if (hi > lo && S.size >= CSV_PIECE) {
 		for (i = 0; i < CSV_PIECES; i++) {
-			uint64_t o = lo + mix(pid * 7919ull + i) % (hi - lo);
+			uint64_t o = lo + pems_mix64(pid * 7919ull + i) % (hi - lo);
 
 			off[np++] = o + CSV_PIECE <= S.size ? o : S.size - CSV_PIECE;
 		}

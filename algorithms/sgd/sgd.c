@@ -49,6 +49,7 @@
 #include <unistd.h>
 
 #include "sgd/sgd_internal.h"
+#include "job.h"
 
 struct sgd_state sgd_g = { .err_mu = PTHREAD_MUTEX_INITIALIZER };
 
@@ -156,14 +157,6 @@ static void update(double *w, const double *g, double n, double lr)
 
 /* ---- the SPMD program ---- */
 
-static uint64_t mix(uint64_t x)
-{
-	x += 0x9e3779b97f4a7c15ull;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-	return x ^ (x >> 31);
-}
-
 static void init_weights(double *w)
 {
 	uint32_t j;
@@ -172,8 +165,8 @@ static void init_weights(double *w)
 	if (!sgd_g.job->seed)
 		return;
 	for (j = 0; j < sgd_g.d; j++) {
-		double u1 = ((mix(sgd_g.job->seed * 2654435761u + 2 * j) >> 11) + 0.5) / 9007199254740992.0;
-		double u2 = ((mix(sgd_g.job->seed * 2654435761u + 2 * j + 1) >> 11) + 0.5) / 9007199254740992.0;
+		double u1 = ((pems_mix64(sgd_g.job->seed * 2654435761u + 2 * j) >> 11) + 0.5) / 9007199254740992.0;
+		double u2 = ((pems_mix64(sgd_g.job->seed * 2654435761u + 2 * j + 1) >> 11) + 0.5) / 9007199254740992.0;
 
 		w[j] = 0.01 * sqrt(-2 * log(u1)) * cos(6.283185307179586 * u2);
 	}

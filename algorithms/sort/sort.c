@@ -37,7 +37,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -136,14 +135,6 @@ static void fail(const char *what, long long rc)
 
 static uint64_t slice_lo(unsigned pid) { return S.n * pid / S.v; }
 
-static uint64_t mix(uint64_t x)
-{
-	x += 0x9e3779b97f4a7c15ull;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-	return x ^ (x >> 31);
-}
-
 /* superstep 0: SAMPLES records of the slice, one at a random position in
  * each of SAMPLES equal strata (good splitters for sorted inputs too) */
 static void take_samples(unsigned pid, struct skey *out, uint32_t *count)
@@ -158,7 +149,7 @@ static void take_samples(unsigned pid, struct skey *out, uint32_t *count)
 	for (i = 0; i < m; i++) {
 		uint64_t a = len * i / m, b = len * (i + 1) / m;
 
-		idx[i] = lo + a + mix(pid * 1000003ull + i) % (b - a);
+		idx[i] = lo + a + pems_mix64(pid * 1000003ull + i) % (b - a);
 		off[i] = idx[i] * S.rec;
 	}
 	rc = pems_file_read_pieces(S.in, recs, off, m, S.rec);
@@ -696,61 +687,6 @@ int pems_sort_plan(struct pems_config *cfg, enum pems_format fmt, uint64_t bytes
 	return rc;
 }
 
-static int check_space(const char *dir, uint64_t need, const char *what)
-{
-	struct statvfs sv;
-	uint64_t avail;
-
-	if (statvfs(dir, &sv))
-		return 0;
-	avail = (uint64_t)sv.f_bavail * sv.f_frsize;
-	if (avail < need) {
-		fprintf(stderr, "pems: error: sort: %s %s needs about %llu MiB free but only %llu MiB are; free space or choose another %s\n",
-			what, dir, (unsigned long long)(need >> 20),
-			(unsigned long long)(avail >> 20),
-			strcmp(what, "scratch dir") ? "output path" : "--tmp");
-		return -ENOSPC;
-	}
-	return 0;
-}
-
-static void dir_of(const char *path, char *out, size_t n)
-{
-	const char *slash = strrchr(path, '/');
-
-	if (!slash)
-		snprintf(out, n, ".");
-	else if (slash == path)
-		snprintf(out, n, "/");
-	else
-		snprintf(out, n, "%.*s", (int)(slash - path), path);
-}
-
-static int space_ok(const struct pems_config *cfg, uint64_t bytes, const char *out)
-{
-	char dir[4096];
-	const char *tmp = getenv("TMPDIR");
-	uint64_t scratch = bytes + bytes / 16 + (256u << 20);
-	unsigned i;
-	int rc;
-
-	if (pems_resuming())
-		return 0;	/* the run's scratch and output are allocated already */
-	dir_of(out, dir, sizeof(dir));
-	if (cfg->ntmp) {
-		for (i = 0; i < cfg->ntmp; i++) {
-			rc = check_space(cfg->tmp[i], scratch / cfg->ntmp, "scratch dir");
-			if (rc)
-				return rc;
-		}
-	} else {
-		rc = check_space(tmp && *tmp ? tmp : ".", scratch, "scratch dir");
-		if (rc)
-			return rc;
-	}
-	return check_space(dir, bytes, "output directory");
-}
-
 /* ---- the job ---- */
 
 /* pems_job_poll_fn: partition, then sort+write, in bytes */
@@ -831,8 +767,10 @@ int pems_sort(const struct pems_sort_job *job)
 		return rc;
 	pems_job_init(&j, "sort", job->cfg, job->progress, job->progress_arg, sort_poll, NULL);
 	rc = plan(&j.cfg, bytes, &env);
+	/* scratch: the messages, plus a sixteenth for the sampling's
+	 * imbalance and 256 MiB of contexts */
 	if (!rc)
-		rc = space_ok(&j.cfg, bytes, job->out);
+		rc = pems_job_space(&j, job->out, bytes + bytes / 16 + (256u << 20), bytes);
 	if (rc)
 		return rc;
 	S.v = j.cfg.procs;
