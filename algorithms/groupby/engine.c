@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -356,19 +357,38 @@ static int prepare(void)
  * plus the per-VP tables of the splitters and reports, and VP 0's
  * gathered samples.
  */
-/* groups a VP's scan meets in @rows rows: all distinct keys of the
- * sample when it saw few (a small domain), else the sample's share */
+/* Distinct keys D of the file, from d distinct in n sampled rows: n
+ * uniform draws from D values show D (1 - e^(-n/D)) of them; solved for
+ * D by bisection (infinite, UINT64_MAX, when every sampled key was new). */
+static double key_domain(void)
+{
+	double n = (double)sample.rows, d = (double)sample.distinct, lo = d, hi = 1e18;
+	int i;
+
+	if (sample.distinct >= sample.rows)
+		return 1e18;
+	for (i = 0; i < 200 && hi - lo > 0.5; i++) {
+		double mid = (lo + hi) / 2;
+
+		if (mid * -expm1(-n / mid) < d)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return hi;
+}
+
+/* groups a VP's scan meets in @rows rows: D (1 - e^(-rows/D)) */
 static uint64_t scan_groups(uint64_t rows)
 {
-	uint64_t g;
+	double dom, g;
 
 	if (!sample.rows)
 		return rows < 1024 ? rows : 1024;
-	if (sample.distinct * 2 < sample.rows)
-		g = sample.distinct * 2;
-	else
-		g = rows * sample.distinct / sample.rows + 1;
-	return g < rows ? g : rows;
+	dom = key_domain();
+	g = dom >= 1e18 ? (double)rows : dom * -expm1(-(double)rows / dom);
+	g = g * 1.1 + 64;	/* margin: the sample's estimate is rough */
+	return g < (double)rows ? (uint64_t)g : rows;
 }
 
 static uint64_t mu_for(uint64_t bytes, unsigned v)
