@@ -398,17 +398,28 @@ static uint64_t mu_for(uint64_t bytes, unsigned v)
 	uint64_t tab = 40 + q->state_size + sample.key_bytes + 24 * q->nlists;
 	uint64_t wire = 8 + q->state_size + sample.key_bytes + 16 * q->nlists;
 	uint64_t text = 2 * sample.key_bytes + 24 * q->nout + 8, scan, own;
+	uint64_t item = 0, item_wire = 0;	/* per row: median, count(distinct) */
 	unsigned i;
 
-	for (i = 0; i < q->naggs; i++)	/* string values in lists */
-		if (q->agg[i].list >= 0 && q->need_type[q->agg[i].col] == GB_STR) {
+	for (i = 0; i < q->naggs; i++) {
+		const struct gb_agg *a = &q->agg[i];
+		bool str = a->list >= 0 && q->need_type[a->col] == GB_STR;
+
+		if (a->list < 0)
+			continue;
+		if (a->fn == F_SMIN || a->fn == F_SMAX) {	/* one string per group */
 			tab += sample.rec_bytes;
 			wire += sample.rec_bytes;
+			continue;
 		}
-	/* the scan's table may double once past its estimate; the text
-	 * buffer grows by doubling */
-	scan = 4 * (uint64_t)gb_piece(bytes / v) + groups * (3 * tab + wire);
-	own = groups * 13 / 10 * (wire + tab + 3 * text);
+		item += 2 * sizeof(struct gb_item) + (str ? sample.rec_bytes : 0);
+		item_wire += 12 + (str ? sample.rec_bytes : 0);
+	}
+	/* the scan's table may double once past its estimate, its lists
+	 * grow by doubling; the text buffer too */
+	scan = 4 * (uint64_t)gb_piece(bytes / v) + groups * (3 * tab + wire) +
+	       rows * (item + item_wire);
+	own = groups * 13 / 10 * (wire + tab + 3 * text) + rows * 13 / 10 * (item + item_wire);
 	return (scan > own ? scan : own) + (1u << 20) +
 	       (uint64_t)v * (2 * (64 * GB_SPLIT + 8) + GB_SPLIT + sizeof(struct gb_vpinfo));
 }
