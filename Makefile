@@ -53,7 +53,12 @@ TEST_SRC = $(wildcard tests/check_*.c)
 EX_SRC   = $(wildcard examples/*.c)
 
 LIB_OBJ = $(IO_SRC:%.c=$(BUILD)/%.o) $(PEMS_SRC:%.c=$(BUILD)/%.o) \
-          $(BSP_SRC:%.c=$(BUILD)/%.o) $(ALG_SRC:%.c=$(BUILD)/%.o)
+          $(BSP_SRC:%.c=$(BUILD)/%.o)
+# The bundled algorithms are an internal archive for pems-run, the tests
+# and the fuzz targets, neither in libpems.a/.so nor installed: their API
+# (algorithms/pems_algorithms.h) changes with the formats (docs/design.md).
+ALG_OBJ = $(ALG_SRC:%.c=$(BUILD)/%.o)
+ALG_LIB = $(BUILD)/libpems-algorithms.a
 CLI_OBJ = $(CLI_SRC:%.c=$(BUILD)/%.o)
 # the cost model: a library of its own over the public API and the algorithms
 MODEL_OBJ = $(MODEL_SRC:%.c=$(BUILD)/%.o)
@@ -77,7 +82,7 @@ BENCH_BIN = $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 VERSION = 0.1.0
 SOMAJOR = 0
 
-all: $(BUILD)/libpems.a $(BUILD)/libpems.so $(BUILD)/pems-run $(PLUGIN) $(EXAMPLES) $(BENCH_BIN)
+all: $(BUILD)/libpems.a $(BUILD)/libpems.so $(ALG_LIB) $(BUILD)/pems-run $(PLUGIN) $(EXAMPLES) $(BENCH_BIN)
 
 $(BUILD)/io/%.o: io/%.c
 	@mkdir -p $(dir $@)
@@ -118,6 +123,9 @@ $(BUILD)/cli/%.o: cli/%.c
 $(BUILD)/libpems.a: $(LIB_OBJ)
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@ && ar rcs $@ $^
+$(ALG_LIB): $(ALG_OBJ)
+	@$(if $(Q),echo "  AR      $@")
+	$(Q)rm -f $@ && ar rcs $@ $^
 $(MODEL_LIB): $(MODEL_OBJ)
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@ && ar rcs $@ $^
@@ -130,17 +138,17 @@ $(BUILD)/libpems.so: $(LIB_OBJ)
 $(PLUGIN): $(BUILD)/mpi/mpi_plugin.o
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(SAN) -shared -o $@ $^ $(MPI_LIBS)
-$(BUILD)/pems-run: $(CLI_OBJ) $(MODEL_LIB) $(GEN_LIB) $(BUILD)/libpems.a
+$(BUILD)/pems-run: $(CLI_OBJ) $(MODEL_LIB) $(GEN_LIB) $(ALG_LIB) $(BUILD)/libpems.a
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(SAN) -pthread -o $@ $(CLI_OBJ) $(MODEL_LIB) $(GEN_LIB) $(BUILD)/libpems.a $(LDLIBS)
+	$(Q)$(CC) $(SAN) -pthread -o $@ $(CLI_OBJ) $(MODEL_LIB) $(GEN_LIB) $(ALG_LIB) $(BUILD)/libpems.a $(LDLIBS)
 $(BUILD)/examples/%: examples/%.c $(BUILD)/libpems.a
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(CFLAGS_BASE) -Iinclude -o $@ $< $(BUILD)/libpems.a $(LDLIBS)
-$(BUILD)/tests/%: tests/%.c $(wildcard tests/*.h) $(MODEL_LIB) $(GEN_LIB) $(BUILD)/libpems.a
+$(BUILD)/tests/%: tests/%.c $(wildcard tests/*.h) $(MODEL_LIB) $(GEN_LIB) $(ALG_LIB) $(BUILD)/libpems.a
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
-	$(Q)$(CC) $(CFLAGS_BASE) $(INC_test) -o $@ $< $(MODEL_LIB) $(GEN_LIB) $(BUILD)/libpems.a $(LDLIBS) $(CHECK_LIBS)
+	$(Q)$(CC) $(CFLAGS_BASE) $(INC_test) -o $@ $< $(MODEL_LIB) $(GEN_LIB) $(ALG_LIB) $(BUILD)/libpems.a $(LDLIBS) $(CHECK_LIBS)
 
 $(BUILD)/tests/bsplib/%98: tests/bsplib/%98.c $(BUILD)/libpems.a
 	@mkdir -p $(dir $@)
@@ -204,7 +212,7 @@ FUZZ_OBJ_cli = $(patsubst %.c,$(BUILD)/%.o,$(filter-out \
 FUZZ_INC_manifest = -Iio -Ipems -Ipems/api	# pems/checkpoint.h: the parser is internal
 FUZZ_REPLAY = $(FUZZ_TARGETS:%=$(BUILD)/fuzz/replay-%)
 FUZZ_BIN = $(FUZZ_TARGETS:%=$(BUILD)/fuzz/fuzz-%)
-FUZZ_DEPS = tests/fuzz/fuzz_util.c $(wildcard tests/fuzz/*.h) $(MODEL_LIB) $(GEN_LIB) $(BUILD)/libpems.a
+FUZZ_DEPS = tests/fuzz/fuzz_util.c $(wildcard tests/fuzz/*.h) $(MODEL_LIB) $(GEN_LIB) $(ALG_LIB) $(BUILD)/libpems.a
 all-tests: $(FUZZ_REPLAY)
 
 .SECONDEXPANSION:
@@ -212,12 +220,12 @@ $(BUILD)/fuzz/replay-%: tests/fuzz/replay.c tests/fuzz/fuzz_%.c $$(FUZZ_SRC_$$*)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(CFLAGS_BASE) $(INC_fuzz) $(FUZZ_INC_$*) -o $@ tests/fuzz/replay.c tests/fuzz/fuzz_$*.c \
-		$(FUZZ_SRC_$*) tests/fuzz/fuzz_util.c $(FUZZ_OBJ_$*) $(MODEL_LIB) $(GEN_LIB) $(BUILD)/libpems.a $(LDLIBS)
+		$(FUZZ_SRC_$*) tests/fuzz/fuzz_util.c $(FUZZ_OBJ_$*) $(MODEL_LIB) $(GEN_LIB) $(ALG_LIB) $(BUILD)/libpems.a $(LDLIBS)
 $(BUILD)/fuzz/fuzz-%: tests/fuzz/fuzz_%.c $$(FUZZ_SRC_$$*) $$(FUZZ_OBJ_$$*) $(FUZZ_DEPS)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  FUZZ    $@")
 	$(Q)$(CC) $(CFLAGS_BASE) -fsanitize=fuzzer $(INC_fuzz) $(FUZZ_INC_$*) -o $@ tests/fuzz/fuzz_$*.c \
-		$(FUZZ_SRC_$*) tests/fuzz/fuzz_util.c $(FUZZ_OBJ_$*) $(MODEL_LIB) $(GEN_LIB) $(BUILD)/libpems.a $(LDLIBS)
+		$(FUZZ_SRC_$*) tests/fuzz/fuzz_util.c $(FUZZ_OBJ_$*) $(MODEL_LIB) $(GEN_LIB) $(ALG_LIB) $(BUILD)/libpems.a $(LDLIBS)
 
 fuzz:
 	$(MAKE) fuzz-bin BUILD=build-fuzz CC=clang OPT="-O1 -g" \

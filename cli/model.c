@@ -265,52 +265,6 @@ static int load_params(const char *path, struct pems_model_params *m)
 
 /* ---- predict ---- */
 
-static void print_row(const struct pems_model_time *t, const struct pems_model_run *ms)
-{
-	double pred = t->t * t->reps, r = t->reps;
-	char idx[32];
-
-	if (t->reps > 1)
-		snprintf(idx, sizeof(idx), "%u-%u", t->first, t->first + (unsigned)t->reps - 1);
-	else
-		snprintf(idx, sizeof(idx), "%u", t->first);
-	printf("%-9s %-15s %8.3f %8.3f %8.3f %8.3f %8.3f %-6s %9.3f", idx, t->name,
-	       t->disk * r, t->cpu * r, t->chain * r, t->xfer * r,
-	       (t->t - fmax(fmax(t->disk, t->xfer), fmax(t->cpu, t->chain))) * r, t->bound, pred);
-	if (ms && ms->nsteps >= t->first + t->reps) {
-		double x = 0;
-		unsigned i;
-
-		for (i = t->first; i < t->first + (unsigned)t->reps; i++)
-			x += ms->steps[i];
-		printf(" %9.3f %6.2f", x, x > 0 ? pred / x : 0);
-	}
-	putchar('\n');
-}
-
-static void print_table(const struct pems_model_prediction *pr, const struct pems_model_run *ms)
-{
-	unsigned i;
-
-	printf("%-9s %-15s %8s %8s %8s %8s %8s %-6s %9s%s\n", "superstep", "phase", "disk_s",
-	       "cpu_s", "chain_s", "net_s", "sync_s", "bound", "predicted",
-	       ms && ms->nsteps ? "  measured  ratio" : "");
-	for (i = 0; i < pr->n; i++)
-		print_row(&pr->s[i], ms);
-	printf("%-9s %-15s %53s %9.3f", "", "setup+flush", "", pr->setup);
-	if (ms && ms->nsteps) {
-		double x = ms->secs;
-
-		for (i = 0; i < ms->nsteps; i++)
-			x -= ms->steps[i];
-		printf(" %9.3f", x);
-	}
-	printf("\n%-9s %-15s %53s %9.3f", "", "total", "", pr->total);
-	if (ms)
-		printf(" %9.3f %6.2f", ms->secs, pr->total / ms->secs);
-	putchar('\n');
-}
-
 /* the job's size, p and budget from the run unless given; then planned */
 static int job_finish(struct margs *a, const struct pems_model_params *m,
 		      const struct pems_model_run *ms)
@@ -361,35 +315,6 @@ static void print_head(const struct margs *a, const struct pems_model_params *m,
 		       ms->v == j->cost.v && ms->k == j->k ? "as" : "NOT as");
 }
 
-static void print_summary(const struct margs *a, const struct pems_model_params *m,
-			  const struct pems_model_layout *L, const struct pems_model_prediction *pr,
-			  const struct pems_model_run *ms)
-{
-	const struct pems_model_job *j = &a->job;
-
-	printf("work: kernels %.2f core-s, disk traffic %.3f GB", pr->work_cpu, pr->work_io / 1e9);
-	if (ms)
-		printf("; measured: CPU %.2f s (rank 0 x p, all threads), disk traffic %.3f GB",
-		       ms->cpu, ms->io / 1e9);
-	printf("\nCPU share: the workers get %.2f cores (load %.1f threads, polling %.2f core per rank",
-	       pr->share, m->load, j->cost.p > 1 && !(L->cpu_f > 0) ? L->poll : 0);
-	if (L->cpu_f > 0)
-		printf("; kernel work x %.2f at p = %u", L->cpu_f, j->cost.p);
-	if (L->lbusy > 0)
-		printf("; repeated supersteps pay lbusy %.2f ms", L->lbusy * 1e3);
-	putchar(')');
-	if (ms)
-		printf("; the run used %.2f cores (CPU s / wall s, every thread)", ms->cpu / ms->secs);
-	printf("\nmodel=%s bytes=%.0f p=%u v=%u k=%u predicted_secs=%.4f pred_cpu=%.3f pred_io=%.0f pred_share=%.3f",
-	       pems_model_algo_name(j->algo), j->cost.bytes, j->cost.p, j->cost.v, j->k, pr->total,
-	       pr->work_cpu, pr->work_io, pr->share);
-	if (ms)
-		printf(" measured_secs=%.4f meas_cpu=%.3f meas_io=%.0f meas_share=%.3f ratio=%.4f"
-		       " run_v=%.0f run_k=%.0f", ms->secs, ms->cpu, ms->io, ms->cpu / ms->secs,
-		       pr->total / ms->secs, ms->v, ms->k);
-	putchar('\n');
-}
-
 static int predict_job(struct margs *a, const struct pems_model_params *m,
 		       const struct pems_model_run *ms)
 {
@@ -404,8 +329,8 @@ static int predict_job(struct margs *a, const struct pems_model_params *m,
 				 a->cmd, a->params, a->job.cost.p);
 	print_head(a, m, ms);
 	pems_model_predict(&a->job, m, &L, &pr);
-	print_table(&pr, ms);
-	print_summary(a, m, &L, &pr, ms);
+	pems_model_print_table(stdout, &pr, ms);
+	pems_model_print_summary(stdout, &a->job, m, &L, &pr, ms);
 	return 0;
 }
 
@@ -435,56 +360,6 @@ static int cmd_predict(int argc, char **argv)
 
 /* ---- project: one rank per node, nodes like this machine ---- */
 
-/* the superstep that takes longest (the first of equals) */
-static unsigned worst_step(const struct pems_model_prediction *pr)
-{
-	unsigned i, worst = 0;
-	double wt = -1;
-
-	for (i = 0; i < pr->n; i++)
-		if (pr->s[i].t * pr->s[i].reps > wt) {
-			wt = pr->s[i].t * pr->s[i].reps;
-			worst = i;
-		}
-	return worst;
-}
-
-/* one node count; *base: one node's time per node-share, set by the first */
-static int project_nodes(const struct margs *a, const struct pems_model_params *m, double n,
-			 double *base)
-{
-	struct pems_model_job j = a->job;
-	struct pems_model_prediction pr;
-	struct pems_model_layout L;
-	const struct pems_model_time *w;
-	unsigned tp = n > 1 ? a->net.node_terms : 1;
-	double sp;
-
-	j.cost.p = (unsigned)n;
-	if (j.algo == PEMS_MODEL_SGD && j.cost.shards < j.cost.p * (j.k ? j.k : m->cores))
-		j.cost.shards = j.cost.p * (j.k ? j.k : (unsigned)m->cores);	/* v = S: every worker */
-	j.cost.bytes = a->per_node ? a->job.cost.bytes * n : a->job.cost.bytes;
-	if (pems_model_plan(&j, (unsigned)m->cores)) {
-		printf("%-6.0f %8s %10.3g %7s %9s %10s %10s %8s  does not fit: --mem %.0f MiB cannot hold v's tables\n",
-		       n, "-", j.cost.bytes, "-", "-", "-", "-", "-", j.mem / MIB);
-		printf("projection=%s nodes=%.0f fits=0\n", pems_model_algo_name(j.algo), n);
-		return 0;
-	}
-	pems_model_layout_nodes(&L, m, &j, &a->net, n);
-	pems_model_predict(&j, m, &L, &pr);
-	w = &pr.s[worst_step(&pr)];
-	if (!*base)
-		*base = a->per_node ? pr.total / n : pr.total * n;
-	sp = a->per_node ? *base * n / pr.total : *base / pr.total;
-	printf("%-6.0f %8u %10.3g %6.0fK %9.3f %10.3f %10.1f %7.0f%%  %s %.3f s; p=%u %.3f %.3f %.3f\n",
-	       n, j.cost.v, j.cost.bytes, j.chunk / 1024, L.l * 1e3, pr.total, sp, 100 * sp / n,
-	       w->name, w->t * w->reps, tp, L.ks > 0 ? L.ks : 1, L.ovl, w->cpu_f);
-	printf("projection=%s nodes=%.0f bytes=%.0f v=%u predicted_secs=%.4f speedup=%.2f fits=1"
-	       " terms_p=%u kscale=%.4f overlap=%.4f setup=%.4f\n", pems_model_algo_name(j.algo), n,
-	       j.cost.bytes, j.cost.v, pr.total, sp, tp, L.ks > 0 ? L.ks : 1, L.ovl, L.setup);
-	return 0;
-}
-
 static int cmd_project(int argc, char **argv)
 {
 	struct margs a = { .cmd = "model project", .params = "pems-model.params",
@@ -511,9 +386,16 @@ static int cmd_project(int argc, char **argv)
 	for (tok = strtok_r(a.nodes, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		double n = strtod(tok, NULL);
 
+		struct pems_model_projection pj;
+
 		if (!(n >= 1))
 			return cli_usage("%s: --nodes %s: not a node count", a.cmd, tok);
-		project_nodes(&a, &m, n, &base);
+		pems_model_project(&a.job, &m, &a.net, n, a.per_node, &pj);
+		if (pj.fits && !base)	/* one node's time per node-share */
+			base = a.per_node ? pj.pred.total / n : pj.pred.total * n;
+		if (pj.fits)
+			pj.speedup = a.per_node ? base * n / pj.pred.total : base / pj.pred.total;
+		pems_model_print_projection(stdout, &pj);
 	}
 	return 0;
 }

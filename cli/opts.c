@@ -163,13 +163,7 @@ static int opt_uint(const char *cmd, const char *name, const char *arg,
 
 static int opt_io(const char *cmd, const char *arg, enum pems_io_kind *out)
 {
-	if (!strcmp(arg, "uring"))
-		*out = PEMS_IO_KIND_URING;
-	else if (!strcmp(arg, "aio"))
-		*out = PEMS_IO_KIND_AIO;
-	else if (!strcmp(arg, "sync"))
-		*out = PEMS_IO_KIND_SYNC;
-	else
+	if (pems_parse_io(arg, out))
 		return cli_usage("%s: --io %s: unknown backend; use uring, aio or sync",
 				 cmd, arg);
 	return 0;

@@ -145,6 +145,12 @@ PEMS_API int pems_parse_size(const char *s, size_t *out);
 /* Parse "zstd", "zstd:LEVEL" (-7..19), "auto" or "off" into @mode and
  * @level (0 when not given).  Returns 0 or -EINVAL. */
 PEMS_API int pems_parse_compress(const char *s, enum pems_compress *mode, int *level);
+/* Parse an I/O backend name "uring", "aio" or "sync" into @out.
+ * Returns 0 or -EINVAL. */
+PEMS_API int pems_parse_io(const char *s, enum pems_io_kind *out);
+/* The name of backend @kind ("uring", "aio", "sync"; "unknown" for
+ * another value).  A static string. */
+PEMS_API const char *pems_io_name(enum pems_io_kind kind);
 /* pems-specific error codes (returned negated, above errno's range).
  * PEMS_E_BUDGET is returned only after pems printed on stderr what the
  * budget must be, so callers need not explain it again. */

@@ -196,6 +196,39 @@ struct pems_model_prediction {
 void pems_model_predict(const struct pems_model_job *j, const struct pems_model_params *m,
 			const struct pems_model_layout *L, struct pems_model_prediction *out);
 
+/* One node count of a projection: @job (as given, p and v aside) on
+ * @nodes nodes of @net, the input @bytes in all or, with per_node, on
+ * each node.  sgd gets at least one shard per worker.  fits is false
+ * when the budget cannot hold the job there (job then holds its shape;
+ * layout and pred are not set). */
+struct pems_model_projection {
+	double nodes, speedup;		/* speedup: set by the caller */
+	bool fits;
+	unsigned terms_p;		/* the ranks here whose terms stand for a node */
+	struct pems_model_job job;	/* as planned for the nodes */
+	struct pems_model_layout layout;
+	struct pems_model_prediction pred;
+};
+void pems_model_project(const struct pems_model_job *j, const struct pems_model_params *m,
+			const struct pems_model_net *net, double nodes, bool per_node,
+			struct pems_model_projection *out);
+
+/* ---- reports (bench/model.sh reads their "model=" and "projection="
+ * records by key) ---- */
+
+struct pems_model_run;
+
+/* the table: one row per superstep (measured seconds next to them with
+ * @ms), setup+flush, total */
+void pems_model_print_table(FILE *f, const struct pems_model_prediction *pr,
+			    const struct pems_model_run *ms);
+/* work, CPU share and the "model=" record */
+void pems_model_print_summary(FILE *f, const struct pems_model_job *j,
+			      const struct pems_model_params *m, const struct pems_model_layout *L,
+			      const struct pems_model_prediction *pr, const struct pems_model_run *ms);
+/* a row of the projection table and its "projection=" record */
+void pems_model_print_projection(FILE *f, const struct pems_model_projection *pj);
+
 /* ---- a measured run: the --stats-json file of 'pems-run ALGO' ---- */
 
 struct pems_model_run {

@@ -261,3 +261,24 @@ void pems_model_layout_nodes(struct pems_model_layout *L, const struct pems_mode
 	L->lbusy = L->lbusy > 0 && !pems_model_bsp(m, pt, &lp, &g) ?
 		   L->l + dmax(0, L->lbusy - lp) : 0;
 }
+
+void pems_model_project(const struct pems_model_job *base, const struct pems_model_params *m,
+			const struct pems_model_net *net, double n, bool per_node,
+			struct pems_model_projection *out)
+{
+	struct pems_model_job *j = &out->job;
+
+	memset(out, 0, sizeof(*out));
+	out->nodes = n;
+	out->terms_p = n > 1 ? net->node_terms : 1;
+	*j = *base;
+	j->cost.p = (unsigned)n;
+	if (j->algo == PEMS_MODEL_SGD && j->cost.shards < j->cost.p * (j->k ? j->k : m->cores))
+		j->cost.shards = j->cost.p * (j->k ? j->k : (unsigned)m->cores);	/* v = S */
+	j->cost.bytes = per_node ? base->cost.bytes * n : base->cost.bytes;
+	if (pems_model_plan(j, (unsigned)m->cores))
+		return;
+	out->fits = true;
+	pems_model_layout_nodes(&out->layout, m, j, net, n);
+	pems_model_predict(j, m, &out->layout, &out->pred);
+}

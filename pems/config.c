@@ -74,6 +74,28 @@ PEMS_API int pems_parse_compress(const char *s, enum pems_compress *mode, int *l
 	return 0;
 }
 
+/* The backend names are io/'s table (pems_io_backend_parse); the public
+ * enum mirrors io/'s, value for value. */
+_Static_assert((int)PEMS_IO_KIND_URING == (int)PEMS_IO_URING &&
+	       (int)PEMS_IO_KIND_AIO == (int)PEMS_IO_AIO &&
+	       (int)PEMS_IO_KIND_SYNC == (int)PEMS_IO_SYNC,
+	       "enum pems_io_kind mirrors enum pems_io_backend");
+
+PEMS_API int pems_parse_io(const char *s, enum pems_io_kind *out)
+{
+	enum pems_io_backend b;
+
+	if (pems_io_backend_parse(s, &b))
+		return -EINVAL;
+	*out = (enum pems_io_kind)b;
+	return 0;
+}
+
+PEMS_API const char *pems_io_name(enum pems_io_kind kind)
+{
+	return pems_io_backend_name((enum pems_io_backend)kind);
+}
+
 /* The environment variables are read in a fixed order and the first bad
  * one ends pems_config_init: the functions below set *out, or print why
  * not and return -PEMS_E_CONFIG. */
@@ -134,13 +156,7 @@ static int env_io(struct pems_config *cfg)
 
 	if (!s || !*s)
 		return 0;
-	if (!strcmp(s, "uring"))
-		cfg->io = PEMS_IO_KIND_URING;
-	else if (!strcmp(s, "aio"))
-		cfg->io = PEMS_IO_KIND_AIO;
-	else if (!strcmp(s, "sync"))
-		cfg->io = PEMS_IO_KIND_SYNC;
-	else {
+	if (pems_parse_io(s, &cfg->io)) {
 		fprintf(stderr, "pems: error: PEMS_IO=%s: unknown backend; use uring, aio or sync\n", s);
 		return -PEMS_E_CONFIG;
 	}

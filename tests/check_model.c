@@ -138,21 +138,18 @@ static double projected(struct spec s, double nodes, unsigned node_terms, bool p
 {
 	struct pems_model_net net = { .gbit = 10, .latency = 20e-6, .msg_overhead = 2e-6,
 				      .node_terms = node_terms };
-	struct pems_model_prediction pr;
+	struct pems_model_projection pj;
 	struct pems_model_params m;
-	struct pems_model_layout L;
 	struct pems_model_job j;
 	char err[512];
 
 	ck_assert_msg(load(&m, err, sizeof(err)) == 0, "%s", err);
 	job_of(&s, &j);
-	j.cost.p = (unsigned)nodes;
-	if (per_node)
-		j.cost.bytes *= nodes;
-	ck_assert_int_eq(pems_model_plan(&j, (unsigned)m.cores), 0);
-	pems_model_layout_nodes(&L, &m, &j, &net, nodes);
-	pems_model_predict(&j, &m, &L, &pr);
-	return pr.total;
+	pems_model_project(&j, &m, &net, nodes, per_node, &pj);
+	ck_assert_msg(pj.fits, "%.0f nodes: does not fit", nodes);
+	ck_assert_uint_eq(pj.job.cost.p, (unsigned)nodes);
+	ck_assert_uint_eq(pj.terms_p, nodes > 1 ? node_terms : 1);
+	return pj.pred.total;
 }
 
 START_TEST(predictions_grow_with_the_input)
@@ -582,6 +579,39 @@ START_TEST(save_and_read_agree)
 }
 END_TEST
 
+/* The algorithms' own plans (pems_algorithms.h): the sort reads and
+ * writes its input once and moves it once through the message store,
+ * half of it across 2 ranks; the aggregate's merge gets what its load
+ * sent; sgd trains in one superstep per H batches of every shard. */
+START_TEST(cost_plans_move_what_the_algorithms_move)
+{
+	struct pems_cost_job j = { .bytes = GIB, .p = 2, .v = 8, .fmt = PEMS_FMT_U64,
+				   .groups = 1000, .line = 33, .dim = 63, .epochs = 2,
+				   .shards = 16, .local_steps = 4, .batch = 4 };
+	struct pems_cost_plan pl;
+
+	ck_assert_int_eq(pems_sort_cost(&j, &pl), 0);
+	ck_assert_uint_eq(pl.n, 4);
+	ck_assert_str_eq(pl.s[2].name, "partition");
+	ck_assert_double_eq(pl.s[2].file_r, GIB);
+	ck_assert_double_eq(pl.s[2].msg_w, GIB);
+	ck_assert_double_eq(pl.s[2].xfer, GIB / 2);
+	ck_assert_double_eq(pl.s[3].msg_r, GIB);
+	ck_assert_double_eq(pl.s[3].file_w, GIB);
+	ck_assert(pl.s[3].file_alloc && pl.s[3].file_async);
+	ck_assert_int_eq(pl.s[2].work[0].kind, PEMS_WORK_SORT_PART);
+	ck_assert_int_eq(pems_aggregate_cost(&j, &pl), 0);
+	ck_assert_uint_eq(pl.n, 5);
+	ck_assert_double_eq(pl.s[3].msg_r, pl.s[2].msg_w);
+	ck_assert_double_eq(pl.s[4].msg_r, pl.s[3].msg_w);
+	ck_assert_int_eq(pems_sgd_cost(&j, &pl), 0);
+	ck_assert_uint_eq(pl.n, 2);
+	ck_assert_double_eq(pl.s[0].reps, 2 * ceil(ceil(floor((GIB - 16) / 256) / 16) / 16));
+	j.fmt = PEMS_FMT_ASCII100;
+	ck_assert_int_eq(pems_sort_cost(&j, &pl), -EINVAL);
+}
+END_TEST
+
 /* ---- the step recorder (pems_steps) ---- */
 
 static void three_steps(void *arg)
@@ -805,6 +835,7 @@ int main(void)
 	tcase_add_test(tc, projection_applies_the_algorithms_terms);
 	tcase_add_test(tc, zero_terms_load_zero_rates_do_not);
 	tcase_add_test(tc, save_and_read_agree);
+	tcase_add_test(tc, cost_plans_move_what_the_algorithms_move);
 	suite_add_tcase(s, tc);
 	tcase_add_test(rec, the_recorder_keeps_one_record_per_superstep);
 	suite_add_tcase(s, rec);
