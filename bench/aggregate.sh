@@ -14,7 +14,7 @@
 #                          and the page cache dropped before the run
 #   BENCH_TMP=/var/tmp/pems-bench-agg   scratch dir (inputs, databases, temp
 #                          files, outputs; all contenders on the same disk)
-#   RESULTS_DIR=bench/results/<date>   aggregate.csv, aggregate.png,
+#   RESULTS_DIR=bench/results/aggregate   aggregate.csv, aggregate.png,
 #                          aggregate-ratios.txt, logs/ go here
 #   ENGINES="pems duckdb sqlite"       contenders
 #   SQLITE_MAX_ROWS=0      sqlite only runs on inputs up to this many rows
@@ -78,7 +78,7 @@ case "$BUILD" in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 PEMS_RUN=${PEMS_RUN:-$BUILD/pems-run}
 MEM=${MEM:-1G}
 BENCH_TMP=${BENCH_TMP:-/var/tmp/pems-bench-agg}
-RESULTS_DIR=${RESULTS_DIR:-$ROOT/bench/results/$(date +%F)}
+RESULTS_DIR=${RESULTS_DIR:-$ROOT/bench/results/aggregate}
 ENGINES=${ENGINES:-pems duckdb sqlite}
 GROUPS_LIST=${AGG_GROUPS:-1e3 1e7 1e8}
 SQLITE_MAX_ROWS=${SQLITE_MAX_ROWS:-0}

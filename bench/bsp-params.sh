@@ -38,7 +38,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
 ROOT=$PWD
 BUILD=${BUILD:-build}
 case "$BUILD" in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
-RESULTS_DIR=${RESULTS_DIR:-$ROOT/bench/results/$(date +%F)}
+RESULTS_DIR=${RESULTS_DIR:-$ROOT/bench/results/bsp-params}
 TMP=${BENCH_TMP:-/work/scratch/mpi/bsp-params}
 NPS=${NPS:-1 2 4}
 REPS=${REPS:-15}

@@ -14,7 +14,7 @@
 # ascii100 -- the same records as text lines -- for gnu-sort, u64 for pems
 # and stxxl) the input is generated once and sorted at every budget by
 # bench/sort.sh (MEM = the budget, KEEP_DATA=1, its results in
-# RESULTS_DIR/budget/<format>-<budget>/): cold cache, cgroup, verified
+# RESULTS_DIR/runs/<format>-<budget>/): cold cache, cgroup, verified
 # output, pems' statistics JSON kept.  Disk: about 3 x SIZE at a time.
 # A contender refusing a budget as too small for the input (pems' sample
 # sort makes a single pass, so its M must grow with about sqrt(N); the
@@ -33,7 +33,7 @@ NAME=budget.sh
 # shellcheck source=bench/lib.sh
 . bench/lib.sh
 BENCH_TMP=${BENCH_TMP:-/var/tmp/pems-bench}
-RESULTS_DIR=${RESULTS_DIR:-$ROOT/bench/results/$(date +%F)}
+RESULTS_DIR=${RESULTS_DIR:-$ROOT/bench/results/budget}
 BUDGETS=${BUDGETS:-64M 256M 1G 4G 8G}
 IMPLS=${IMPLS:-pems-rec100 stxxl-rec100 gnu-sort}
 SIZE=${1:-8G}
@@ -75,7 +75,7 @@ for group in "u64:pems stxxl" "rec100:pems-rec100 stxxl-rec100" "ascii100:gnu-so
 	done
 	[[ -n "$impls" ]] || continue
 	for m in $BUDGETS; do
-		dir=$RESULTS_DIR/budget/$fmt-$m
+		dir=$RESULTS_DIR/runs/$fmt-$m
 		msg "$fmt input $(human "$N"), budget $m: $impls"
 		IMPLS=$impls MEM=$m KEEP_DATA=1 RESULTS_DIR=$dir bash bench/sort.sh "$N"
 		if [[ -f "$dir/sort.csv" ]]; then

@@ -25,7 +25,7 @@
 #                         blkio group; a slower disk on the same machine:
 #                         the disk-bound case); PEMS_DISK_BW is set to
 #                         match, for --compress auto
-#   RESULTS=bench/results/<date>/compress.md   the table of medians
+#   RESULTS=bench/results/compress/compress.md   the table of medians
 #   WARMUP=0              runs of each job before its series, not recorded
 #                         (the first run after other work on the machine
 #                         pays for its leftovers -- 8 to 35 s instead of
@@ -75,7 +75,7 @@ SGD_ROWS=${SGD_ROWS:-200K}
 SGD_DIM=${SGD_DIM:-1M}
 MODES=${MODES:-off zstd auto}
 REPEAT=${REPEAT:-3}
-RESULTS=${RESULTS:-bench/results/$(date -u +%F)/compress.md}
+RESULTS=${RESULTS:-bench/results/compress/compress.md}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 TIMEFORMAT='%U %S'
 JOBS=${*:-sort-runs sort-random agg-random aggregate sgd checksum}

@@ -1,6 +1,6 @@
 /* bench/cpu_probe.c - a fixed amount of single-threaded work, no I/O:
  * how fast this machine is at this moment (bench/variance.sh runs it
- * between pems runs; bench/results/2026-12-04-variance/).
+ * between pems runs; bench/results/variance/).
  *
  *   cpu_probe [compute|mem|fault|thp|warm|all]...   (default: all)
  *

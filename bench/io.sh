@@ -6,7 +6,7 @@
 #
 # Environment (all optional):
 #   BUILD=build               where io_bench is ($BUILD/bench/io_bench)
-#   RESULTS_DIR=bench/results/<date>   io.csv goes there
+#   RESULTS_DIR=bench/results/io   io.csv goes there
 #   ENGINES="uring aio sync"  pems backends to measure
 #   QDS="1 4 16"              queue depths
 #   REPS=1                    runs of each configuration (the ratio uses
@@ -45,7 +45,7 @@ ROOT=$PWD
 BUILD=${BUILD:-build}
 case "$BUILD" in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 IO_BENCH=$BUILD/bench/io_bench
-RESULTS_DIR=${RESULTS_DIR:-$ROOT/bench/results/$(date +%F)}
+RESULTS_DIR=${RESULTS_DIR:-$ROOT/bench/results/io}
 ENGINES=${ENGINES:-uring aio sync}
 QDS=${QDS:-1 4 16}
 REPS=${REPS:-1}

@@ -45,8 +45,8 @@
 #   MEM_TOTAL=1G        --mem of the machine: each of p ranks gets MEM_TOTAL/p
 #   MODEL_TMP=/work/scratch/model   inputs, outputs, scratch (one input at a
 #                       time: about 3.2x the largest size for the sort)
-#   BSP_CSV=...         bench/bsp-params.sh's medians (default: the newest
-#                       bench/results/*/bsp-params.csv)
+#   BSP_CSV=...         bench/bsp-params.sh's medians (default:
+#                       bench/results/bsp-params/bsp-params.csv)
 #   PREWARM=1           before every mpirun of a run, of a calibration job
 #                       and of the setup runs: build/bench/cpu_probe warm (2 GiB of
 #                       huge pages touched and freed, 0.2-5 s), so that the
@@ -55,13 +55,13 @@
 #                       guest's free-page reporting gave back to the host
 #                       costs about 20x one on a block just freed, and runs
 #                       used up to 1.5x the CPU after an idle gap of a few
-#                       seconds (bench/results/2026-12-04-variance/).  Off
+#                       seconds (bench/results/variance/).  Off
 #                       by default.  The in-process kernels of `model
 #                       calibrate` are not warmed.
 #   HOLD="..."          run the calibration and each (case, size) group under
 #                       this wrapper (e.g. "/work/wt/lock.sh quiet": each group
 #                       is one hold of a few minutes)
-#   RESULTS_DIR=bench/results/<date>-model
+#   RESULTS_DIR=bench/results/model
 # Protocol: one full `model calibrate` (kernel rates from 1 GiB runs of
 # the algorithms, disk, latency, setup) plus the setup of a tiny sort under
 # mpirun -np P, then nothing is measured for the model again: each run is
@@ -96,7 +96,7 @@ NPS=${NPS:-1 2 4}
 REPEAT=${REPEAT:-3}
 MEM_TOTAL=${MEM_TOTAL:-1G}
 TMP=${MODEL_TMP:-/work/scratch/model}
-RESULTS_DIR=${RESULTS_DIR:-$ROOT/bench/results/$(date +%F)-model}
+RESULTS_DIR=${RESULTS_DIR:-$ROOT/bench/results/model}
 HOLD=${HOLD:-}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export BUILD MODEL_TMP=$TMP RESULTS_DIR CASES SIZES NPS REPEAT MEM_TOTAL
@@ -386,7 +386,7 @@ print("%.0f" % (1e6 * sum(x["cpu"] for x in s) * j["p"] / len(s) / j["v"]))' "$T
 }
 
 calibrate_base() {
-	BSP_CSV=${BSP_CSV:-$(ls -1 "$ROOT"/bench/results/*/bsp-params.csv 2>/dev/null | tail -1)}
+	BSP_CSV=${BSP_CSV:-$ROOT/bench/results/bsp-params/bsp-params.csv}
 	[[ -f $BSP_CSV ]] || err "no bsp-params.csv; run bench/bsp-params.sh first"
 	echo "bench/model.sh: full calibration ($BSP_CSV)" >&2
 	"$RUN" model calibrate --tmp "$TMP/scratch" --bsp-params "$BSP_CSV" --out "$BASE" ||

@@ -1,9 +1,10 @@
 #!/bin/bash
 # bench/report.sh - the plots and the ratio table of one `make bench` run.
 #
-#   bash bench/report.sh [RESULTS_DIR]      default bench/results/<today>
+#   bash bench/report.sh [RESULTS_ROOT]     default bench/results
 #
-# Reads what the benchmarks wrote into RESULTS_DIR and writes there:
+# Reads what the parts wrote into RESULTS_ROOT/<part>/ (io, sort,
+# aggregate, sgd, budget, ranks) and writes into RESULTS_ROOT/suite/:
 #   traffic.csv        source,impl,bytes,mem,ranks,traffic_bytes,traffic_over_n
 #                      for every pems sort run with a statistics JSON (bytes
 #                      read + written: input, message store, contexts,
@@ -31,8 +32,10 @@ ROOT=$PWD
 NAME=report.sh
 # shellcheck source=bench/lib.sh
 . bench/lib.sh
-R=${1:-${RESULTS_DIR:-$ROOT/bench/results/$(date +%F)}}
-[[ -d "$R" ]] || die "no results directory $R"
+B=${1:-${RESULTS_ROOT:-$ROOT/bench/results}}
+[[ -d "$B" ]] || die "no results directory $B"
+R=$B/suite
+mkdir -p "$R" || die "cannot create $R"
 P=$R/plot-data
 mkdir -p "$P"
 
@@ -50,16 +53,16 @@ sort_mem() {	# sort_mem DIR: the budget recorded in DIR/sort.csv
 TR=$R/traffic.csv
 echo "source,impl,bytes,mem,ranks,traffic_bytes,traffic_over_n" >"$TR"
 shopt -s nullglob
-for j in "$R"/pems-*.json "$R"/budget/*/pems-*.json; do
+for j in "$B"/sort/pems-*.json "$B"/budget/runs/*/pems-*.json; do
 	d=$(dirname "$j")
 	impl=$(basename "$j" | sed 's/-[0-9]*\.r[0-9]*\.json$//')
 	src=size
-	[[ "$d" == */budget/* ]] && src=budget
+	[[ "$d" == */budget/runs/* ]] && src=budget
 	traffic_row "$src" "$impl" "$(sort_mem "$d")" 1 "$j" >>"$TR"
 done
-for j in "$R"/ranks-sort-p*.json; do
+for j in "$B"/ranks/ranks-sort-p*.json; do
 	p=$(basename "$j" | sed 's/.*-p\([0-9]*\)\..*/\1/')
-	m=$(awk -F, 'NR > 1 && $2 == "sort" { print $4; exit }' "$R/ranks.csv" 2>/dev/null)
+	m=$(awk -F, 'NR > 1 && $2 == "sort" { print $4; exit }' "$B/ranks/ranks.csv" 2>/dev/null)
 	traffic_row ranks pems-rec100 "${m:-0}" "$p" "$j" >>"$TR"
 done
 
@@ -87,10 +90,10 @@ cores=$(nproc)
 # One throughput plot per algorithm: their rates differ by 10x, and one
 # crowded plot with 15 lines read as noise.
 PLOT_IMPLS=""
-if [[ -f "$R/sort-summary.csv" ]]; then
-	mem=$(human "$(sort_mem "$R")")
+if [[ -f "$B/sort/sort-summary.csv" ]]; then
+	mem=$(human "$(sort_mem "$B/sort")")
 	for i in pems pems-rec100 gnu-sort stxxl stxxl-rec100 ceiling; do
-		dat size "$i" 'NR > 1 && $1 == i { print $2 / '$GiB', $5 }' "$R/sort-summary.csv"
+		dat size "$i" 'NR > 1 && $1 == i { print $2 / '$GiB', $5 }' "$B/sort/sort-summary.csv"
 	done
 	plot size throughput.png "sort: throughput vs input size (budget ${mem:-?}, cgroup +10%, $cores cores)" \
 		"input size (GiB)" "MB/s of input" 2 0 0 ""
@@ -98,7 +101,7 @@ fi
 PLOT_IMPLS=""
 # bench/aggregate.sh's summary: engine,rows,groups,runs,secs,mrows_per_sec
 # (16-byte kv rows); one line per engine and number of groups.
-AGG=$R/aggregate-summary.csv
+AGG=$B/aggregate/aggregate-summary.csv
 if [[ -f "$AGG" ]] && head -n 1 "$AGG" | grep -q '^engine,rows,groups,'; then
 	for i in $(awk -F, 'NR > 1 { print $1 ":G=" $3 }' "$AGG" | sort -u); do
 		dat agg-size "$i" 'NR > 1 && $1 ":G=" $3 == i && $5 > 0 { print $2 * 16 / '$GiB', $2 * 16 / $5 / 1e6 }' "$AGG"
@@ -107,19 +110,19 @@ if [[ -f "$AGG" ]] && head -n 1 "$AGG" | grep -q '^engine,rows,groups,'; then
 		"input size (GiB)" "MB/s of input" 2 0 0 ""
 fi
 PLOT_IMPLS=""
-if [[ -f "$R/sgd-summary.csv" ]]; then
-	for i in $(awk -F, 'NR > 1 { print $2 }' "$R/sgd-summary.csv" | sort -u); do
-		dat sgd-size "$i" 'NR > 1 && $2 == i { print $3 / '$GiB', $8 }' "$R/sgd-summary.csv"
+if [[ -f "$B/sgd/sgd-summary.csv" ]]; then
+	for i in $(awk -F, 'NR > 1 { print $2 }' "$B/sgd/sgd-summary.csv" | sort -u); do
+		dat sgd-size "$i" 'NR > 1 && $2 == i { print $3 / '$GiB', $8 }' "$B/sgd/sgd-summary.csv"
 	done
 	plot sgd-size throughput-sgd.png "SGD: MB/s per epoch vs input size (pems vs one sequential scan)" \
 		"input size (GiB)" "MB/s of input per epoch" 2 0 0 ""
 fi
 
 PLOT_IMPLS=""
-if [[ -f "$R/budget-summary.csv" ]]; then
-	n=$(awk -F, 'NR == 2 { print $3 }' "$R/budget-summary.csv")
-	for i in $(awk -F, 'NR > 1 { print $2 }' "$R/budget-summary.csv" | sort -u); do
-		dat budget "$i" 'NR > 1 && $2 == i { print $4 / 1048576, $7 }' "$R/budget-summary.csv"
+if [[ -f "$B/budget/budget-summary.csv" ]]; then
+	n=$(awk -F, 'NR == 2 { print $3 }' "$B/budget/budget-summary.csv")
+	for i in $(awk -F, 'NR > 1 { print $2 }' "$B/budget/budget-summary.csv" | sort -u); do
+		dat budget "$i" 'NR > 1 && $2 == i { print $4 / 1048576, $7 }' "$B/budget/budget-summary.csv"
 	done
 	plot budget budget.png "time vs memory budget, input $(human "${n:-0}") (cgroup = budget + 10%, cold cache)" \
 		"memory budget (MiB)" "seconds" 2 0 0 ""
@@ -139,9 +142,9 @@ plot traffic-budget traffic-budget.png "disk traffic of pems sort / N against th
 	"memory budget (MiB)" "traffic / N" 2 0 4 "4N (2-pass bound)"
 
 PLOT_IMPLS=""
-if [[ -f "$R/ranks-summary.csv" ]]; then
-	for i in $(awk -F, 'NR > 1 { print $2 }' "$R/ranks-summary.csv" | sort -u); do
-		dat ranks "$i" 'NR > 1 && $2 == i { print $5, $7 }' "$R/ranks-summary.csv"
+if [[ -f "$B/ranks/ranks-summary.csv" ]]; then
+	for i in $(awk -F, 'NR > 1 { print $2 }' "$B/ranks/ranks-summary.csv" | sort -u); do
+		dat ranks "$i" 'NR > 1 && $2 == i { print $5, $7 }' "$B/ranks/ranks-summary.csv"
 	done
 	plot ranks ranks.png "time vs MPI ranks on this machine (total budget fixed, $cores cores)" \
 		"ranks" "seconds" 2 0 0 ""
@@ -150,7 +153,7 @@ fi
 # ---- the ratio table ---------------------------------------------------------
 {
 	echo "bench,case,pems,peer,pems_secs,peer_secs,ratio"
-	if [[ -f "$R/io.csv" ]]; then	# MB/s: ratio = pems / fio (fraction of fio)
+	if [[ -f "$B/io/io.csv" ]]; then	# MB/s: ratio = pems / fio (fraction of fio)
 		awk -F, 'NR > 1 { k = $4 "," $5; v[$3, k] = v[$3, k] " " $8; ks[k] = 1 }
 		function med(s,    a, n, i, j, x) {
 			n = split(s, a, " ")
@@ -160,10 +163,10 @@ fi
 			p = med(v["pems-uring", k]); q = med(v["fio-io_uring", k])
 			if (p > 0 && q > 0)
 				printf "io,%s QD=%s (MB/s),pems-uring,fio-io_uring,%.0f,%.0f,%.2f\n", f[2], f[1], p, q, p / q } }' \
-			"$R/io.csv" | sort -t, -k2,2V
+			"$B/io/io.csv" | sort -t, -k2,2V
 	fi
-	if [[ -f "$R/sort-summary.csv" ]]; then
-		awk -F, -v m="$(sort_mem "$R")" '
+	if [[ -f "$B/sort/sort-summary.csv" ]]; then
+		awk -F, -v m="$(sort_mem "$B/sort")" '
 		function hb(x) { x += 0; return x >= 1e9 ? sprintf("%.3gG", x / 1073741824) : sprintf("%.3gM", x / 1048576) }
 		NR > 1 { t[$1, $2] = $4; b[$2] = 1 }
 		END { split("pems stxxl|pems-rec100 stxxl-rec100|pems-rec100 gnu-sort|pems ceiling|pems-rec100 ceiling", pr, "|")
@@ -171,10 +174,10 @@ fi
 				if ((q[1], n) in t && (q[2], n) in t && t[q[1], n] > 0)
 					printf "sort,N=%s M=%s,%s,%s,%.2f,%.2f,%.2f\n", hb(n), hb(m), q[1], q[2],
 						t[q[1], n], t[q[2], n], t[q[2], n] / t[q[1], n] } }' \
-			"$R/sort-summary.csv" | sort -t, -k2,2V -k4,4
+			"$B/sort/sort-summary.csv" | sort -t, -k2,2V -k4,4
 	fi
 	if [[ -f "$AGG" ]] && head -n 1 "$AGG" | grep -q '^engine,rows,groups,'; then
-		awk -F, -v m="$(awk -F, 'NR == 2 { print $4; exit }' "$R/aggregate.csv" 2>/dev/null)" '
+		awk -F, -v m="$(awk -F, 'NR == 2 { print $4; exit }' "$B/aggregate/aggregate.csv" 2>/dev/null)" '
 		function hb(x) { x += 0; return x >= 1e9 ? sprintf("%.3gG", x / 1073741824) : sprintf("%.3gM", x / 1048576) }
 		NR > 1 { t[$1, $2 "," $3] = $5; k[$2 "," $3] = 1 }
 		END { for (c in k) { split(c, f, ",")
@@ -185,7 +188,9 @@ fi
 						hb(m + 0), q[i], t["pems", c], t[q[i], c], t[q[i], c] / t["pems", c] } }' \
 			"$AGG" | sort -t, -k2,2V -k4,4
 	fi
-	[[ -f "$R/ratios.csv" ]] && awk 'NR > 1' "$R/ratios.csv"
+	for f in "$B"/sgd/ratios.csv "$B"/budget/ratios.csv "$B"/ranks/ratios.csv; do
+		[[ -f "$f" ]] && awk 'NR > 1' "$f"
+	done
 } >"$R/summary.csv"
 {
 	echo "ratio = peer secs / pems secs (> 1: pems faster; ceiling: fraction of the disk's 4N ceiling reached;"

@@ -29,7 +29,9 @@
 # aggregate, sgd and ranks; SORT_SIZES, IO_SIZE, SGD_SIZE, BUDGET_SIZE,
 # BUDGETS, RANKS_SIZE, AGG_ROWS, AGG_GROUPS override the table; BENCH_TMP (default
 # /var/tmp/pems-bench) holds data and scratch; REPEAT etc. pass through.
-# Results: bench/results/<date>/ (RESULTS_DIR), shared by all parts.
+# Results: RESULTS_ROOT/<part>/ (default bench/results/<part>/: each run
+# replaces the part's current result; git keeps the history), and
+# RESULTS_ROOT/suite/ for bench/report.sh's plots and ratio table.
 # Runs scripts/deps.sh --bench first (Debian packages; the DuckDB peer
 # comes from npm through bench/aggregate.sh).  Exit 1 if any part failed.
 set -uo pipefail
@@ -37,7 +39,7 @@ set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
 export BUILD=${BUILD:-build}
 export BENCH_SCALE=${BENCH_SCALE:-small}
-export RESULTS_DIR=${RESULTS_DIR:-$PWD/bench/results/$(date +%F)}
+export RESULTS_ROOT=${RESULTS_ROOT:-$PWD/bench/results}
 export MEM=${MEM:-1G}
 export BENCH_TMP=${BENCH_TMP:-/var/tmp/pems-bench}
 BENCH_PARTS=${BENCH_PARTS:-io sort aggregate sgd budget ranks}
@@ -65,7 +67,7 @@ if ((EUID != 0)); then
 	exit 1
 fi
 bash scripts/deps.sh --bench || exit 1
-mkdir -p "$RESULTS_DIR" "$BENCH_TMP" || exit 1
+mkdir -p "$RESULTS_ROOT" "$BENCH_TMP" || exit 1
 
 failed=()
 T0=$SECONDS
@@ -75,7 +77,7 @@ run_part() {	# run_part NAME CMD...: if NAME is in BENCH_PARTS
 	[[ " $BENCH_PARTS " == *" $name "* ]] || return 0
 	echo "=== $name (BENCH_SCALE=$BENCH_SCALE) ==="
 	t0=$SECONDS
-	"$@"
+	RESULTS_DIR=$RESULTS_ROOT/$name "$@"
 	rc=$?
 	echo "=== $name: $([[ $rc == 0 ]] && echo ok || echo "FAILED (exit $rc)") in $((SECONDS - t0))s ==="
 	((rc == 0)) || failed+=("$name")
@@ -93,8 +95,8 @@ run_part budget bash bench/budget.sh "$BUDGET_SIZE"
 run_part ranks bash bench/ranks.sh "$RANKS_SIZE"
 
 echo "=== summary ($((SECONDS - T0))s in all) ==="
-bash bench/report.sh "$RESULTS_DIR"
-echo "results in $RESULTS_DIR"
+bash bench/report.sh "$RESULTS_ROOT"
+echo "results in $RESULTS_ROOT/<part>/ and $RESULTS_ROOT/suite/"
 if ((${#failed[@]})); then
 	echo "bench/run.sh: failed: ${failed[*]}" >&2
 	exit 1

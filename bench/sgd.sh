@@ -9,7 +9,7 @@
 #   MEM=1G               budget of every contender; each runs in
 #                        bench/cgrun.sh with a cgroup limit of MEM + 10 %
 #   BENCH_TMP=/var/tmp/pems-bench   data and scratch
-#   RESULTS_DIR=bench/results/<date>   sgd.csv, sgd-summary.csv, logs/
+#   RESULTS_DIR=bench/results/sgd   sgd.csv, sgd-summary.csv, logs/
 #   EPOCHS=3 DIM=64      pems' epochs; features per row (rows = SIZE / (4 + 4*DIM))
 #   REPEAT=1             rounds of all contenders (interleaved); medians
 # Contenders, on one file from `pems-run gen --format dense --model linear
@@ -37,7 +37,7 @@ BUILD=${BUILD:-build}
 case "$BUILD" in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 MEM=${MEM:-1G}
 BENCH_TMP=${BENCH_TMP:-/var/tmp/pems-bench}
-RESULTS_DIR=${RESULTS_DIR:-$ROOT/bench/results/$(date +%F)}
+RESULTS_DIR=${RESULTS_DIR:-$ROOT/bench/results/sgd}
 EPOCHS=${EPOCHS:-3}
 DIM=${DIM:-64}
 REPEAT=${REPEAT:-1}

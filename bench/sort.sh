@@ -11,7 +11,7 @@
 #                       bench/cgrun.sh with a cgroup limit of MEM + 10 %
 #   BENCH_TMP=/var/tmp/pems-bench   scratch dir (inputs, outputs, temp files;
 #                       all contenders and fio use the same disk)
-#   RESULTS_DIR=bench/results/<date>   sort.csv, sort.png, logs/ go here
+#   RESULTS_DIR=bench/results/sort   sort.csv, sort.png, logs/ go here
 #   IMPLS="pems pems-rec100 gnu-sort stxxl stxxl-rec100 ceiling"  contenders
 #   FIO_SIZE=2G         bytes per fio job for the I/O ceiling
 #   KEEP_DATA=1         keep generated inputs in $BENCH_TMP/data for reuse
@@ -63,7 +63,7 @@ case "$BUILD" in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 PEMS_RUN=${PEMS_RUN:-$BUILD/pems-run}
 MEM=${MEM:-1G}
 BENCH_TMP=${BENCH_TMP:-/var/tmp/pems-bench}
-RESULTS_DIR=${RESULTS_DIR:-$ROOT/bench/results/$(date +%F)}
+RESULTS_DIR=${RESULTS_DIR:-$ROOT/bench/results/sort}
 IMPLS=${IMPLS:-pems pems-rec100 gnu-sort stxxl stxxl-rec100 ceiling}
 FIO_SIZE=${FIO_SIZE:-2G}
 REPEAT=${REPEAT:-1}

@@ -32,7 +32,7 @@ case "$BUILD" in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 RUN=$BUILD/pems-run
 PROBE=$BUILD/bench/cpu_probe
 TMP=${VAR_TMP:-/work/scratch/var}
-OUT=${1:-$ROOT/bench/results/$(date +%F)-variance/raw}
+OUT=${1:-$ROOT/bench/results/variance/raw}
 DURATION=${DURATION:-2400}
 CASES=${CASES:-u64:1 rec100:1 u64:2 rec100:2}
 GAP0=${GAP0:-0} GAP1=${GAP1:-4} PAUSE=${PAUSE:-5}
