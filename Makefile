@@ -108,9 +108,16 @@ $(BUILD)/tests/%: tests/%.c $(wildcard tests/*.h) $(BUILD)/libpems.a
 deps:
 	@bash scripts/deps.sh
 
-check: deps
+check: deps check-format
 	$(MAKE) all-tests
 	@BUILD=$(BUILD) PEMS_SAN="$(SAN)" bash tests/run.sh
+
+# house style: whitespace and layout (.editorconfig); structure: file and
+# function sizes, layering of includes and calls (nm on $(BUILD)'s objects)
+check-format:
+	@bash scripts/check-format.sh
+check-structure:
+	@bash scripts/check-structure.sh $(BUILD)
 
 all-tests: all $(TESTS)
 
@@ -144,9 +151,7 @@ FUZZ_CLI_LIB = $(filter-out cli/main.c,$(CLI_SRC))
 FUZZ_SRC_cli = $(wildcard tests/fuzz/cli_*.c) tests/fuzz/stub_main.c
 FUZZ_OBJ_cli = $(patsubst %.c,$(BUILD)/%.o,$(filter-out \
 	$(patsubst tests/fuzz/cli_%.c,cli/%.c,$(wildcard tests/fuzz/cli_*.c)),$(FUZZ_CLI_LIB)))
-FUZZ_SRC_records = tests/fuzz/stub_main.c
 FUZZ_INC_manifest = -Iio -Ipems	# pems/checkpoint.h: the parser is internal
-FUZZ_OBJ_records = $(patsubst %.c,$(BUILD)/%.o,$(filter-out cli/verify.c,$(FUZZ_CLI_LIB)))
 FUZZ_REPLAY = $(FUZZ_TARGETS:%=$(BUILD)/fuzz/replay-%)
 FUZZ_BIN = $(FUZZ_TARGETS:%=$(BUILD)/fuzz/fuzz-%)
 FUZZ_DEPS = tests/fuzz/fuzz_util.c $(wildcard tests/fuzz/*.h) $(BUILD)/libpems.a
@@ -201,7 +206,7 @@ uninstall:
 clean:
 	rm -rf build build-asan build-ubsan build-tsan build-fuzz
 
-.PHONY: all deps check all-tests demo asan ubsan tsan fuzz fuzz-bin bench install uninstall clean
+.PHONY: all deps check check-format check-structure all-tests demo asan ubsan tsan fuzz fuzz-bin bench install uninstall clean
 .SECONDARY:
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 

@@ -12,13 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "pems.h"
-
-enum pems_format { PEMS_FMT_U64 = 0, PEMS_FMT_REC100 = 1, PEMS_FMT_ASCII100 = 2 };
-
-/* Record size in bytes of @fmt (8, 100, 100). */
-size_t pems_format_size(enum pems_format fmt);
-/* Parse "u64", "rec100", "ascii100"; returns 0 or -EINVAL. */
-int pems_format_parse(const char *name, enum pems_format *out);
+#include "formats/pems_formats.h"	/* record formats: enum pems_format */
 
 /* Fill cfg->procs (unless set), cfg->msg_mem (unless set) and the
  * defaults of cfg->mem and cfg->threads for a job over @bytes whose VPs

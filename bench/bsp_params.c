@@ -334,7 +334,8 @@ int main(int argc, char **argv)
 	}
 	if (j.mode == M_A2A || !j.v)
 		j.v = j.ranks;
-	if ((j.mode != M_EMPTY && j.mode != M_BUSY && !j.nsizes) || (j.mode == M_BUSY && !(j.work > 0)) || !j.reps || j.reps > 255 || !j.steps)
+	if ((j.mode != M_EMPTY && j.mode != M_BUSY && !j.nsizes) || (j.mode == M_BUSY && !(j.work > 0)) ||
+	    !j.reps || j.reps > 255 || !j.steps)
 		usage();
 	j.t = calloc(j.reps + 1, sizeof(double));
 	cfg.procs = j.v;

@@ -129,7 +129,7 @@ PY
 # one JOB MODE CHECKSUM: run it in the cgroup, print its line
 one() {
 	local job=$1 mode=$2 sum=$3 json=$TMP/stats.json out rc line cmd cpu
-	rm -f "$json" "$TMP"/out.* 
+	rm -f "$json" "$TMP"/out.*
 	case $job in
 	sort-runs) cmd=(sort --format u64 "$TMP/runs.u64" "$TMP/out.u64") ;;
 	sort-random|checksum) cmd=(sort --format u64 "$TMP/random.u64" "$TMP/out.u64") ;;

@@ -118,7 +118,6 @@ int cli_bad_option(const char *cmd, int c, char **argv);
 int cli_parse_u64(const char *s, bool suffix, uint64_t *out);
 /* --format for @cmd; returns 0 or CLI_EXIT_USAGE after a message. */
 int cli_parse_format(const char *cmd, const char *arg, enum pems_format *out);
-const char *cli_format_name(enum pems_format fmt);
 
 /* ---- sizes and files (opts.c) ---- */
 
@@ -152,18 +151,7 @@ int cli_skew_parse(const char *name, enum cli_skew *out);
 void cli_gen_records(const struct cli_gen *g, uint64_t first, size_t n,
 		     uint8_t *buf);
 
-/* Key of a record as compared by the sort: bytes compared with memcmp,
- * except u64 (native unsigned integer). */
-int cli_record_cmp(enum pems_format fmt, const uint8_t *a, const uint8_t *b);
-/* 64-bit hash of one record, for order-independent checksums. */
-uint64_t cli_record_hash(const uint8_t *rec, size_t len);
-
-/* Sum and xor of the record hashes of a file (like valsort). */
-struct cli_checksum {
-	uint64_t records;
-	uint64_t sum;
-	uint64_t xor;
-};
+/* Keys, hashes and checksums of records: pems_formats.h. */
 
 /* ---- progress and summary (progress.c) ---- */
 
@@ -204,6 +192,8 @@ int cli_sort_main(int argc, char **argv);
 int cli_aggregate_main(int argc, char **argv);
 /* gen --format kv (gen_kv.c) */
 int cli_gen_kv_main(int argc, char **argv);
+/* gen --format groupby: the db-benchmark G1 table (gen_groupby.c) */
+int cli_gen_groupby_main(int argc, char **argv);
 int cli_sgd_main(int argc, char **argv);
 /* gen --format dense|libsvm (gen_sgd.c) */
 int cli_gen_sgd_main(int argc, char **argv);

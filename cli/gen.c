@@ -21,7 +21,8 @@ static const char gen_help[] =
 	"Usage: pems-run gen --format FMT --count N [--seed S] [--skew SKEW] OUT\n"
 	"Write N deterministic records to OUT (same arguments, same bytes).\n"
 	"Training data for sgd: --format dense|libsvm (see\n"
-	"'pems-run gen --format dense --help').\n"
+	"'pems-run gen --format dense --help'); GROUP BY data: --format kv\n"
+	"and --format groupby (the db-benchmark G1 CSV; see their --help).\n"
 	"\n"
 	"  --format FMT   u64 (8-byte native integers), rec100 (10-byte key,\n"
 	"                 90-byte payload) or ascii100 (the same keys as 99\n"
@@ -275,6 +276,8 @@ int cli_gen_main(int argc, char **argv)
 		return cli_gen_sgd_main(argc, argv);	/* gen_sgd.c */
 	if (!strcmp(fmt, "kv"))
 		return cli_gen_kv_main(argc, argv);	/* gen_kv.c */
+	if (!strcmp(fmt, "groupby"))
+		return cli_gen_groupby_main(argc, argv);	/* gen_groupby.c */
 	rc = gen_parse(argc, argv, &r, &a);
 	if (rc)
 		return rc < 0 ? CLI_EXIT_OK : rc;
@@ -290,7 +293,7 @@ int cli_gen_main(int argc, char **argv)
 		return rc;
 	t0 = cli_now() - t0;
 	fprintf(stderr, "gen: %llu %s records (%s) to %s in %.2f s (%.1f MB/s)\n",
-		(unsigned long long)r.g.count, cli_format_name(r.g.fmt),
+		(unsigned long long)r.g.count, pems_format_name(r.g.fmt),
 		cli_human(r.g.count * r.rsz, size, sizeof(size)), a.out, t0,
 		t0 > 0 ? r.g.count * r.rsz / t0 / 1e6 : 0.0);
 	return CLI_EXIT_OK;

@@ -53,7 +53,7 @@ static const char gen_sgd_help[] =
 	"Exit status: 0 ok, 1 runtime failure, 2 usage error.\n";
 
 enum { GS_COUNT = CLI_OPT_FIRST_LOCAL, GS_DIM, GS_MODEL, GS_NOISE, GS_SEED,
-       GS_ROWSEED, GS_NNZ, GS_FORMAT };
+	GS_ROWSEED, GS_NNZ, GS_FORMAT };
 
 struct gs {
 	bool libsvm, logistic, quiet;
@@ -421,4 +421,3 @@ int cli_gen_sgd_main(int argc, char **argv)
 	}
 	return CLI_EXIT_OK;
 }
-

@@ -100,24 +100,11 @@ int cli_parse_u64(const char *s, bool suffix, uint64_t *out)
 	return 0;
 }
 
-static const char *const format_names[] = {
-	[PEMS_FMT_U64] = "u64",
-	[PEMS_FMT_REC100] = "rec100",
-	[PEMS_FMT_ASCII100] = "ascii100",
-};
-
-const char *cli_format_name(enum pems_format fmt)
-{
-	if ((size_t)fmt < sizeof(format_names) / sizeof(format_names[0]))
-		return format_names[fmt];
-	return "?";
-}
-
 int cli_parse_format(const char *cmd, const char *arg, enum pems_format *out)
 {
 	if (pems_format_parse(arg, out))
-		return cli_usage("%s: --format %s: unknown format; use u64, rec100 or ascii100",
-				 cmd, arg);
+		return cli_usage("%s: --format %s: unknown format; use %s", cmd, arg,
+				 pems_format_names());
 	return 0;
 }
 

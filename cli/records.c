@@ -4,28 +4,14 @@
  * Record i of a generated file is a pure function of (seed, skew, count,
  * i): every random value is splitmix64's output for the counter
  * stream_key + i * golden, so blocks can be generated in any order and in
- * parallel.  The key is 80 bits (hi: 64, lo: 16); formats show it as:
- *   u64      hi, native byte order (8 bytes)
- *   rec100   hi and lo big-endian (10 bytes), the index big-endian
- *            (8 bytes), 82 filler bytes
- *   ascii100 the 80 bits (+ 4 zero bits) as 14 characters of an alphabet
- *            in ASCII order, ' ', 16 hex digits of the index, ' ', 67
- *            filler characters, '\n': LC_ALL=C byte order of the lines is
- *            the order of the binary keys.
+ * parallel.  The key is 80 bits (hi: 64, lo: 16); each format lays it
+ * out in a record with its ->encode (algorithms/formats/record.c).
  */
 #include <errno.h>
 #include <string.h>
 #include "cli.h"
 
 #define GOLDEN 0x9e3779b97f4a7c15ULL
-#define REC 100
-#define ASCII_KEY 14
-
-/* 64 characters in increasing ASCII order */
-static const char alphabet[] =
-	"+-0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
-static const char hexdig[] = "0123456789ABCDEF";
-
 enum stream { S_KEY, S_TAIL, S_RANK_HI, S_RANK_LO, S_FILL, S_COUNT };
 
 /* per-call constants of a generator */
@@ -82,11 +68,6 @@ static uint64_t zipf_rank(uint64_t u64)
 	return r >= 0x1p62 ? (uint64_t)1 << 62 : (uint64_t)r;
 }
 
-struct key {
-	uint64_t hi;
-	uint16_t lo;
-};
-
 static void ctx_init(struct gen_ctx *c, const struct cli_gen *g)
 {
 	unsigned s;
@@ -99,13 +80,13 @@ static void ctx_init(struct gen_ctx *c, const struct cli_gen *g)
 		c->step = 1;
 }
 
-static void key_of_rank(const struct gen_ctx *c, uint64_t rank, struct key *k)
+static void key_of_rank(const struct gen_ctx *c, uint64_t rank, struct pems_key *k)
 {
 	k->hi = rnd(c, S_RANK_HI, rank);
 	k->lo = (uint16_t)rnd(c, S_RANK_LO, rank);
 }
 
-static void gen_key(const struct gen_ctx *c, uint64_t i, struct key *k)
+static void gen_key(const struct gen_ctx *c, uint64_t i, struct pems_key *k)
 {
 	switch (c->g->skew) {
 	case CLI_SKEW_ZIPF:
@@ -131,58 +112,12 @@ static void gen_key(const struct gen_ctx *c, uint64_t i, struct key *k)
 	k->lo = (uint16_t)rnd(c, S_TAIL, i);
 }
 
-static void put_be64(uint8_t *p, uint64_t v)
-{
-	int b;
-
-	for (b = 7; b >= 0; b--) {
-		p[b] = (uint8_t)v;
-		v >>= 8;
-	}
-}
-
-static void gen_rec100(const struct key *k, uint64_t i, uint64_t fill,
-		       uint8_t *r)
-{
-	uint64_t w;
-	size_t off;
-
-	put_be64(r, k->hi);
-	r[8] = (uint8_t)(k->lo >> 8);
-	r[9] = (uint8_t)k->lo;
-	put_be64(r + 10, i);
-	for (off = 18; off + 8 <= REC; off += 8) {
-		w = fill ^ (off * 0x0101010101010101ULL);
-		memcpy(r + off, &w, 8);
-	}
-	memcpy(r + off, &fill, REC - off);
-}
-
-static void gen_ascii100(const struct key *k, uint64_t i, uint64_t fill,
-			 uint8_t *r)
-{
-	unsigned __int128 v = ((unsigned __int128)k->hi << 16 | k->lo) << 4;
-	size_t j;
-
-	for (j = 0; j < ASCII_KEY; j++)
-		r[j] = alphabet[(v >> (78 - 6 * j)) & 63];
-	r[14] = ' ';
-	for (j = 0; j < 16; j++)
-		r[15 + j] = hexdig[(i >> (60 - 4 * j)) & 15];
-	r[31] = ' ';
-	for (j = 32; j < REC - 1; j++) {
-		if ((j - 32) % 10 == 0 && j > 32)
-			fill = fill * 0x5851f42d4c957f2dULL + 1;
-		r[j] = alphabet[(fill >> ((j - 32) % 10 * 6)) & 63];
-	}
-	r[REC - 1] = '\n';
-}
-
 void cli_gen_records(const struct cli_gen *g, uint64_t first, size_t n,
 		     uint8_t *buf)
 {
+	const struct pems_record_format *f = pems_format_get(g->fmt);
 	struct gen_ctx c;
-	struct key k;
+	struct pems_key k;
 	uint64_t i, fill;
 	size_t j;
 
@@ -190,49 +125,7 @@ void cli_gen_records(const struct cli_gen *g, uint64_t first, size_t n,
 	for (j = 0; j < n; j++) {
 		i = first + j;
 		gen_key(&c, i, &k);
-		if (g->fmt == PEMS_FMT_U64) {
-			memcpy(buf + j * 8, &k.hi, 8);
-			continue;
-		}
-		fill = rnd(&c, S_FILL, i);
-		if (g->fmt == PEMS_FMT_REC100)
-			gen_rec100(&k, i, fill, buf + j * REC);
-		else
-			gen_ascii100(&k, i, fill, buf + j * REC);
+		fill = g->fmt == PEMS_FMT_U64 ? 0 : rnd(&c, S_FILL, i);
+		f->encode(f, &k, i, fill, buf + j * f->size);
 	}
-}
-
-int cli_record_cmp(enum pems_format fmt, const uint8_t *a, const uint8_t *b)
-{
-	uint64_t x, y;
-
-	switch (fmt) {
-	case PEMS_FMT_U64:
-		memcpy(&x, a, 8);
-		memcpy(&y, b, 8);
-		return x < y ? -1 : x > y;
-	case PEMS_FMT_ASCII100:
-		return memcmp(a, b, ASCII_KEY);
-	case PEMS_FMT_REC100:
-	default:
-		return memcmp(a, b, 10);
-	}
-}
-
-uint64_t cli_record_hash(const uint8_t *p, size_t len)
-{
-	uint64_t h = GOLDEN ^ len, w;
-	size_t i;
-
-	for (i = 0; i + 8 <= len; i += 8) {
-		memcpy(&w, p + i, 8);
-		h = (h ^ w) * 0xff51afd7ed558ccdULL;
-		h ^= h >> 32;
-	}
-	if (i < len) {
-		w = 0;
-		memcpy(&w, p + i, len - i);
-		h = (h ^ w) * 0xc4ceb9fe1a85ec53ULL;
-	}
-	return mix64(h);
 }

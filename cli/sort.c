@@ -64,7 +64,7 @@ static int sort_parse(int argc, char **argv, struct sort_args *a)
 		return cli_usage("sort: --format is required (u64 or rec100)");
 	if (a->fmt != PEMS_FMT_U64 && a->fmt != PEMS_FMT_REC100)
 		return cli_usage("sort: --format %s is not supported; use u64 or rec100",
-				 cli_format_name(a->fmt));
+				 pems_format_name(a->fmt));
 	if (optind != argc - 2)
 		return cli_usage("sort: expected IN and OUT; see 'pems-run sort --help'");
 	a->in = argv[optind];
@@ -96,7 +96,7 @@ static int check_input(struct sort_args *a, struct stat *st)
 	if (a->bytes % rsz) {
 		cli_error("sort: input '%s' is %llu bytes, not a multiple of the %zu-byte %s record",
 			  a->in, (unsigned long long)a->bytes, rsz,
-			  cli_format_name(a->fmt));
+			  pems_format_name(a->fmt));
 		return CLI_EXIT_FAIL;
 	}
 	return CLI_EXIT_OK;

@@ -15,8 +15,6 @@
 #include <unistd.h>
 #include "cli.h"
 
-#define REC_MAX 100
-
 static const char verify_help[] =
 	"Usage: pems-run verify --format FMT FILE [--against INPUT]\n"
 	"Check that FILE's records are in non-decreasing key order; with\n"
@@ -36,16 +34,14 @@ enum { OPT_AGAINST = CLI_OPT_FIRST_LOCAL };
 
 struct scan {
 	const char *path;
-	enum pems_format fmt;
+	const struct pems_record_format *f;
 	size_t rsz;
-	bool check_order;
 	struct cli_progress *prog;	/* NULL: no progress */
 	atomic_bool *stop;		/* set: give up (the other scan failed) */
-	struct cli_checksum ck;
-	uint8_t prev[REC_MAX];
+	struct pems_record_scan rs;	/* order, well-formedness, checksum */
 	int err;		/* -errno of a read failure */
-	bool bad_size, unsorted, bad_line;
-	uint64_t size, bad;	/* file bytes; first bad record */
+	bool bad_size;
+	uint64_t size;		/* file bytes */
 };
 
 static int read_full(int fd, uint8_t *buf, size_t len, size_t *got)
@@ -66,40 +62,10 @@ static int read_full(int fd, uint8_t *buf, size_t len, size_t *got)
 	return 0;
 }
 
-/* Check and hash @n records at @buf; false at the first bad record. */
-static bool scan_records(struct scan *s, const uint8_t *buf, size_t n)
-{
-	const uint8_t *r;
-	uint64_t h;
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		r = buf + i * s->rsz;
-		if (s->check_order) {
-			if (s->fmt == PEMS_FMT_ASCII100 && r[REC_MAX - 1] != '\n') {
-				s->bad_line = true;
-				s->bad = s->ck.records;
-				return false;
-			}
-			if (s->ck.records &&
-			    cli_record_cmp(s->fmt, s->prev, r) > 0) {
-				s->unsorted = true;
-				s->bad = s->ck.records;
-				return false;
-			}
-			memcpy(s->prev, r, s->rsz);
-		}
-		h = cli_record_hash(r, s->rsz);
-		s->ck.sum += h;
-		s->ck.xor ^= h;
-		s->ck.records++;
-	}
-	return true;
-}
-
 static int scan_fd(struct scan *s, int fd, uint8_t *buf)
 {
 	size_t per = CLI_IO_BLOCK / s->rsz, got;
+	long taken;
 	int rc;
 
 	for (;;) {
@@ -110,13 +76,16 @@ static int scan_fd(struct scan *s, int fd, uint8_t *buf)
 			s->bad_size = true;
 			return 0;
 		}
-		if (!scan_records(s, buf, got / s->rsz) || got < per * s->rsz)
+		taken = pems_record_scan(&s->rs, buf, got);
+		if (taken == -ENOMEM)
+			return -ENOMEM;
+		if (taken < 0 || got < per * s->rsz)
 			return 0;
 		if (atomic_load(s->stop))
 			return 0;
 		if (s->prog)
 			cli_progress_update(s->prog, "reading",
-					    s->ck.records * s->rsz, s->size);
+					    s->rs.records * s->rsz, s->size);
 	}
 }
 
@@ -166,15 +135,14 @@ static bool report_scan(const struct scan *s)
 		cli_error("verify: %s: %s", s->path, strerror(-s->err));
 	else if (s->bad_size)
 		cli_error("verify: %s: size %llu bytes is not a multiple of the %zu-byte %s record",
-			  s->path, (unsigned long long)s->size, s->rsz,
-			  cli_format_name(s->fmt));
-	else if (s->bad_line)
+			  s->path, (unsigned long long)s->size, s->rsz, s->f->name);
+	else if (s->rs.malformed)
 		cli_error("verify: %s: record %llu is not a 100-byte line (byte 99 is not a newline)",
-			  s->path, (unsigned long long)s->bad);
-	else if (s->unsorted)
+			  s->path, (unsigned long long)s->rs.bad);
+	else if (s->rs.unsorted)
 		cli_error("verify: %s: not sorted: record %llu is smaller than record %llu",
-			  s->path, (unsigned long long)s->bad,
-			  (unsigned long long)s->bad - 1);
+			  s->path, (unsigned long long)s->rs.bad,
+			  (unsigned long long)s->rs.bad - 1);
 	else
 		return false;
 	return true;
@@ -183,26 +151,26 @@ static bool report_scan(const struct scan *s)
 static void print_ok(const struct scan *f, bool against)
 {
 	printf("verify: %llu records, sorted, checksum 0x%016llx%016llx%s\n",
-	       (unsigned long long)f->ck.records,
-	       (unsigned long long)f->ck.sum, (unsigned long long)f->ck.xor,
+	       (unsigned long long)f->rs.records,
+	       (unsigned long long)f->rs.sum, (unsigned long long)f->rs.xor,
 	       against ? " matches input" : "");
 }
 
 /* Compare FILE's records with INPUT's; returns the exit status. */
 static int compare(const struct scan *f, const struct scan *in)
 {
-	if (f->ck.records != in->ck.records) {
+	if (f->rs.records != in->rs.records) {
 		cli_error("verify: %s: %llu records but input %s has %llu",
-			  f->path, (unsigned long long)f->ck.records, in->path,
-			  (unsigned long long)in->ck.records);
+			  f->path, (unsigned long long)f->rs.records, in->path,
+			  (unsigned long long)in->rs.records);
 		return CLI_EXIT_FAIL;
 	}
-	if (f->ck.sum != in->ck.sum || f->ck.xor != in->ck.xor) {
+	if (f->rs.sum != in->rs.sum || f->rs.xor != in->rs.xor) {
 		cli_error("verify: %s: checksum 0x%016llx%016llx differs from input %s's 0x%016llx%016llx (records lost, duplicated or changed)",
-			  f->path, (unsigned long long)f->ck.sum,
-			  (unsigned long long)f->ck.xor, in->path,
-			  (unsigned long long)in->ck.sum,
-			  (unsigned long long)in->ck.xor);
+			  f->path, (unsigned long long)f->rs.sum,
+			  (unsigned long long)f->rs.xor, in->path,
+			  (unsigned long long)in->rs.sum,
+			  (unsigned long long)in->rs.xor);
 		return CLI_EXIT_FAIL;
 	}
 	return CLI_EXIT_OK;
@@ -240,7 +208,7 @@ static int verify_run(struct scan *f, struct scan *in)
 }
 
 static int verify_parse(int argc, char **argv, struct scan *f,
-			struct scan *in, bool *quiet)
+			struct scan *in, enum pems_format *fmt, bool *quiet)
 {
 	static const struct option longopts[] = {
 		{ "format", required_argument, NULL, CLI_OPT_FORMAT },
@@ -258,7 +226,7 @@ static int verify_parse(int argc, char **argv, struct scan *f,
 			fputs(verify_help, stdout);
 			return -1;
 		case CLI_OPT_FORMAT:
-			if (cli_parse_format("verify", optarg, &f->fmt))
+			if (cli_parse_format("verify", optarg, fmt))
 				return CLI_EXIT_USAGE;
 			have_format = true;
 			break;
@@ -284,18 +252,22 @@ int cli_verify_main(int argc, char **argv)
 {
 	struct scan f = { 0 }, in = { 0 };
 	struct cli_progress prog;
+	enum pems_format fmt = PEMS_FMT_U64;
 	atomic_bool stop = false;
 	bool quiet = false;
 	int rc;
 
-	rc = verify_parse(argc, argv, &f, &in, &quiet);
+	rc = verify_parse(argc, argv, &f, &in, &fmt, &quiet);
 	if (rc)
 		return rc < 0 ? CLI_EXIT_OK : rc;
-	f.rsz = in.rsz = pems_format_size(f.fmt);
-	in.fmt = f.fmt;
-	f.check_order = true;
+	f.f = in.f = pems_format_get(fmt);
+	f.rsz = in.rsz = f.f->size;
+	pems_record_scan_init(&f.rs, f.f, true);
+	pems_record_scan_init(&in.rs, in.f, false);
 	f.stop = in.stop = &stop;
 	cli_progress_init(&prog, "verify", quiet);
 	f.prog = &prog;
-	return verify_run(&f, &in);
+	rc = verify_run(&f, &in);
+	pems_record_scan_free(&f.rs);
+	return rc;
 }

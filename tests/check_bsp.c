@@ -44,7 +44,7 @@
 /* ---- configurations ---- */
 
 enum { T_SMALL = 1, T_SPILL256 = 2, T_BIG = 4, T_BIGSPILL = 8, T_ALL = 15,
-       T_MOST = T_SMALL | T_SPILL256 | T_BIG };	/* v = 1000 spilling costs 2-8 s a run */
+	T_MOST = T_SMALL | T_SPILL256 | T_BIG };	/* v = 1000 spilling costs 2-8 s a run */
 
 static const struct spmd_cfg cfgs[] = {
 	{ "v1-k1-uring", 1, 1, 1 * MiB, 64 * MiB, PEMS_IO_KIND_URING, false },

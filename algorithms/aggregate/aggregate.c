@@ -42,15 +42,13 @@
 
 #include "pems_algorithms.h"
 #include "aggregate/agg_internal.h"
+#include "formats/pems_formats.h"
 
 #define PAGE 4096u
 #define CSV_PIECES 16		/* sample pieces per VP */
 #define CSV_PIECE 4096
 #define OUT_BLOCK (1u << 20)
-#define MAX_COLS 256
 #define LINE_MAX_OUT (24 + PEMS_AGG_MAX * 32)
-
-enum csv_err { E_NONE, E_FEW, E_MANY, E_QUOTE, E_KEY, E_VALUE };
 
 /* how format_group reads an aggregate's state: the built-ins directly */
 enum agg_kind { AK_USER, AK_COUNT, AK_SUM, AK_MINMAX, AK_AVG };
@@ -59,7 +57,7 @@ struct vp_info {		/* allgathered after pass 1 */
 	uint64_t nlines;	/* csv lines starting in the slice (header incl.) */
 	uint64_t rows;
 	uint64_t err_line;	/* 1-based within the slice */
-	uint32_t err;		/* enum csv_err */
+	uint32_t err;		/* enum pems_csv_err */
 	uint32_t err_col;	/* 1-based */
 	uint32_t err_nf;	/* fields seen (E_FEW) */
 	uint32_t ovf_agg;
@@ -77,7 +75,7 @@ struct agg_ctx {
 	unsigned v;
 	size_t table_bytes;
 	/* csv */
-	unsigned key_col, val_col, ncols;	/* 0-based; ncols of the header */
+	struct pems_csv_kv csv;	/* columns */
 	uint64_t hdr_end;	/* first byte after the header line */
 	char hdr[1024];		/* output header line */
 	size_t hdr_len;
@@ -113,139 +111,15 @@ static uint64_t mix(uint64_t x)
 	return x ^ (x >> 31);
 }
 
-/* ---- csv fields ---- */
-
-struct field {
-	const char *p;
-	size_t len;
-};
-
-/* Split one line (without its newline) into fields; unquotes into @scratch
- * only what is needed.  Returns the number of fields, or -1 on a quote
- * error at field *bad (1-based). */
-static int split_line(const char *s, size_t len, struct field *f, unsigned maxf,
-		      unsigned *nf_total, unsigned *bad)
-{
-	size_t i = 0;
-	unsigned n = 0;
-
-	if (len && s[len - 1] == '\r')
-		len--;
-	for (;;) {
-		struct field cur;
-
-		if (i < len && s[i] == '"') {
-			size_t j = i + 1;
-
-			for (;;) {
-				if (j >= len) {
-					*bad = n + 1;
-					return -1;
-				}
-				if (s[j] == '"') {
-					if (j + 1 < len && s[j + 1] == '"') {
-						j += 2;
-						continue;
-					}
-					break;
-				}
-				j++;
-			}
-			cur.p = s + i + 1;
-			cur.len = j - i - 1;
-			i = j + 1;
-			if (i < len && s[i] != ',') {
-				*bad = n + 1;
-				return -1;
-			}
-		} else {
-			const char *c = memchr(s + i, ',', len - i);
-			size_t j = c ? (size_t)(c - s) : len;
-
-			cur.p = s + i;
-			cur.len = j - i;
-			i = j;
-		}
-		if (n < maxf)
-			f[n] = cur;
-		n++;
-		if (i >= len)
-			break;
-		i++;	/* the comma */
-	}
-	*nf_total = n;
-	return (int)(n < maxf ? n : maxf);
-}
-
-static bool parse_u64(const char *p, size_t len, uint64_t *out)
-{
-	uint64_t v = 0;
-	size_t i;
-
-	if (!len || len > 20)
-		return false;
-	for (i = 0; i < len; i++) {
-		unsigned d = (unsigned)(p[i] - '0');
-
-		if (d > 9 || v > (UINT64_MAX - d) / 10)
-			return false;
-		v = v * 10 + d;
-	}
-	*out = v;
-	return true;
-}
-
-static bool parse_i64(const char *p, size_t len, int64_t *out)
-{
-	bool neg = len && p[0] == '-';
-	uint64_t u;
-
-	if (len && (p[0] == '-' || p[0] == '+')) {
-		p++;
-		len--;
-	}
-	if (!parse_u64(p, len, &u))
-		return false;
-	if (neg ? u > (uint64_t)INT64_MAX + 1 : u > (uint64_t)INT64_MAX)
-		return false;
-	*out = neg ? (int64_t)(0 - u) : (int64_t)u;
-	return true;
-}
-
-/* Parse one data line into @row; 0 or an enum csv_err with *col, *nf. */
+/* one csv data line as a row; 0 or an enum pems_csv_err */
 static int parse_row(const char *s, size_t len, struct agg_pair *row,
-		     unsigned *col, unsigned *nf, struct field *tok)
+		     unsigned *col, unsigned *nf, struct pems_csv_field *tok)
 {
-	struct field f[MAX_COLS + 1];
-	unsigned need = (S.key_col > S.val_col ? S.key_col : S.val_col) + 1;
-	unsigned maxf = S.ncols + 1, total = 0;
 	int64_t val;
-	int n;
+	int rc = pems_csv_kv_row(&S.csv, s, len, &row->key, &val, col, nf, tok);
 
-	n = split_line(s, len, f, maxf, &total, col);
-	if (n < 0)
-		return E_QUOTE;
-	*nf = total;
-	if (total < S.ncols || (unsigned)n < need) {
-		*col = total + 1;
-		return E_FEW;
-	}
-	if (total > S.ncols) {
-		*col = S.ncols + 1;
-		return E_MANY;
-	}
-	if (!parse_u64(f[S.key_col].p, f[S.key_col].len, &row->key)) {
-		*col = S.key_col + 1;
-		*tok = f[S.key_col];
-		return E_KEY;
-	}
-	if (!parse_i64(f[S.val_col].p, f[S.val_col].len, &val)) {
-		*col = S.val_col + 1;
-		*tok = f[S.val_col];
-		return E_VALUE;
-	}
 	row->val = (uint64_t)val;
-	return 0;
+	return rc;
 }
 
 /* ---- superstep 0: samples ---- */
@@ -285,7 +159,8 @@ static size_t sample_kv(unsigned pid, uint64_t *keys)
 			continue;
 		}
 		for (j = 0; j < per; j++) {	/* spread over the page's 256 records */
-			unsigned r = j * (PAGE / 16 / per) + (unsigned)(mix(pid * 7ull + i * 131 + j) % (PAGE / 16 / per));
+			unsigned r = j * (PAGE / 16 / per) +
+				     (unsigned)(mix(pid * 7ull + i * 131 + j) % (PAGE / 16 / per));
 
 			keys[i * per + j] = recs[i * (PAGE / 16) + r].key;
 		}
@@ -324,7 +199,7 @@ static size_t sample_csv(unsigned pid, uint64_t *keys)
 		while (nl && got < per) {
 			const char *s = nl + 1, *e = memchr(s, '\n', (size_t)(end - s));
 			struct agg_pair row;
-			struct field tok;
+			struct pems_csv_field tok;
 			unsigned col, nf;
 
 			if (!e)
@@ -464,7 +339,7 @@ static struct agg_pair *load_csv(unsigned pid, size_t *n, struct vp_info *info)
 		char *nl = memchr(buf + i, '\n', got - i);
 		size_t e = nl ? (size_t)(nl - buf) : got;
 		unsigned col = 0, nf = 0;
-		struct field tok = { NULL, 0 };
+		struct pems_csv_field tok = { NULL, 0 };
 		int err;
 
 		info->nlines++;
@@ -793,22 +668,22 @@ static void report(const struct vp_info *all)
 		}
 		line += f->err_line;
 		switch (f->err) {
-		case E_FEW:
+		case PEMS_CSV_FEW:
 			snprintf(job->errmsg, sizeof(job->errmsg),
 				 "%s: line %" PRIu64 ": %u fields, but the header has %u (column %u missing)",
-				 job->in, line, f->err_nf, S.ncols, f->err_col);
+				 job->in, line, f->err_nf, S.csv.ncols, f->err_col);
 			break;
-		case E_MANY:
+		case PEMS_CSV_MANY:
 			snprintf(job->errmsg, sizeof(job->errmsg),
 				 "%s: line %" PRIu64 ", column %u: more fields than the %u of the header",
-				 job->in, line, f->err_col, S.ncols);
+				 job->in, line, f->err_col, S.csv.ncols);
 			break;
-		case E_QUOTE:
+		case PEMS_CSV_QUOTE:
 			snprintf(job->errmsg, sizeof(job->errmsg),
 				 "%s: line %" PRIu64 ", column %u: malformed quoted field (unterminated, or text after the closing quote)",
 				 job->in, line, f->err_col);
 			break;
-		case E_KEY:
+		case PEMS_CSV_KEY:
 			snprintf(job->errmsg, sizeof(job->errmsg),
 				 "%s: line %" PRIu64 ", column %u: key '%s' is not an unsigned 64-bit integer",
 				 job->in, line, f->err_col, f->tok);
@@ -998,43 +873,31 @@ int pems_aggregate_plan(struct pems_config *cfg, const struct pems_aggregate_job
 
 /* ---- csv header ---- */
 
-static int find_col(const struct field *f, unsigned n, const char *want,
-		    const char *what, unsigned *out)
+/* Rows per text byte, from the lines after the header in the first
+ * @got bytes at @buf (*1024, with a margin): the csv plan's guess. */
+static uint64_t rows_per_byte(const char *buf, size_t got, const char *nl)
 {
-	struct pems_aggregate_job *job = S.job;
-	uint64_t idx;
-	unsigned i;
+	uint64_t lines = 0, bytes = 0, r;
+	const char *p;
 
-	for (i = 0; i < n; i++) {
-		if (strlen(want) == f[i].len && !memcmp(want, f[i].p, f[i].len)) {
-			*out = i;
-			return 0;
+	if (nl) {
+		p = nl + 1;
+		while ((p = memchr(p, '\n', (size_t)(buf + got - p)))) {
+			lines++;
+			p++;
+			bytes = (uint64_t)(p - nl - 1);
 		}
 	}
-	if (parse_u64(want, strlen(want), &idx)) {
-		if (idx >= 1 && idx <= n) {
-			*out = (unsigned)idx - 1;
-			return 0;
-		}
-		snprintf(job->errmsg, sizeof(job->errmsg),
-			 "%s: %s column %s does not exist: the header has %u columns",
-			 job->in, what, want, n);
-		return -EINVAL;
-	}
-	snprintf(job->errmsg, sizeof(job->errmsg),
-		 "%s: no %s column '%s' in the header (line 1)", job->in, what, want);
-	return -EINVAL;
+	r = lines && bytes ? 16 * 1024 * lines / bytes + 1 : 16 * 1024 / 4;
+	return r * 5 / 4;	/* margin */
 }
 
 static int read_header(void)
 {
 	struct pems_aggregate_job *job = S.job;
-	struct field f[MAX_COLS];
-	char *buf, *nl;
-	unsigned nf = 0, bad;
+	char *buf, *nl, why[256];
 	ssize_t got;
-	int fd, n, rc;
-	uint64_t lines = 0, bytes = 0;
+	int fd, rc;
 
 	buf = malloc(1u << 20);
 	if (!buf)
@@ -1064,34 +927,11 @@ static int read_header(void)
 		return -EINVAL;
 	}
 	S.hdr_end = nl ? (uint64_t)(nl - buf) + 1 : (uint64_t)got;
-	n = split_line(buf, S.hdr_end - (nl ? 1 : 0), f, MAX_COLS, &nf, &bad);
-	if (n < 0 || nf > MAX_COLS) {
-		if (n < 0)
-			snprintf(job->errmsg, sizeof(job->errmsg),
-				 "%s: line 1, column %u: malformed quoted field in the header",
-				 job->in, bad);
-		else
-			snprintf(job->errmsg, sizeof(job->errmsg),
-				 "%s: line 1: more than %d columns", job->in, MAX_COLS);
-		free(buf);
-		return -EINVAL;
-	}
-	S.ncols = nf;
-	rc = find_col(f, nf, job->key_col ? job->key_col : "key", "key", &S.key_col);
-	if (!rc)
-		rc = find_col(f, nf, job->value_col ? job->value_col : "value", "value", &S.val_col);
-	/* rows per text byte, from the lines of this first MiB */
-	if (nl) {
-		char *p = nl + 1;
-
-		while ((p = memchr(p, '\n', (size_t)(buf + got - p)))) {
-			lines++;
-			p++;
-			bytes = (uint64_t)(p - nl - 1);
-		}
-	}
-	rows_per_byte_x1024 = lines && bytes ? 16 * 1024 * lines / bytes + 1 : 16 * 1024 / 4;
-	rows_per_byte_x1024 = rows_per_byte_x1024 * 5 / 4;	/* margin */
+	rc = pems_csv_kv_header(&S.csv, buf, S.hdr_end - (nl ? 1 : 0), job->key_col,
+				job->value_col, why, sizeof(why));
+	if (rc)
+		snprintf(job->errmsg, sizeof(job->errmsg), "%s: %s", job->in, why);
+	rows_per_byte_x1024 = rows_per_byte(buf, (size_t)got, nl);
 	free(buf);
 	return rc;
 }

@@ -49,6 +49,7 @@
 #include <unistd.h>
 
 #include "pems_algorithms.h"
+#include "formats/pems_formats.h"
 
 #define PAGE 4096u
 #define BLOCK ((size_t)4 << 20)		/* read block */
@@ -243,90 +244,22 @@ static int next_dense(struct stream *s, struct row *r, uint64_t rows_left)
 	return 1;
 }
 
-static bool is_blank(int c) { return c == ' ' || c == '\t' || c == '\r'; }
-
 /* parse one LIBSVM line [p, e) starting at file byte @off */
 static int parse_line(struct stream *s, const char *p, const char *e,
 		      uint64_t off, struct row *r)
 {
-	char tmp[64], *end;
-	const char *t;
-	size_t n = 0, len;
-	unsigned long long ix;
-	double v;
-	int field = 0;
+	struct pems_libsvm_row lr = { .idx = s->idx, .val = s->val };
+	char err[sizeof(G.err_msg)];
+	int rc = pems_libsvm_parse(p, e, G.d, &lr, err, sizeof(err));
 
-	r->nnz = 0;
 	r->x = NULL;
 	r->idx = s->idx;
 	r->val = s->val;
-	while (p < e) {
-		while (p < e && is_blank(*p))
-			p++;
-		if (p >= e || *p == '#')
-			break;
-		t = p;
-		while (p < e && !is_blank(*p))
-			p++;
-		len = (size_t)(p - t);
-		if (len >= sizeof(tmp)) {
-			data_error(s->test, off, UINT64_MAX, "token '%.20s...' is too long", t);
-			return -1;
-		}
-		memcpy(tmp, t, len);
-		tmp[len] = '\0';
-		if (field++ == 0) {
-			errno = 0;
-			v = strtod(tmp, &end);
-			if (end == tmp || *end || errno == ERANGE) {
-				data_error(s->test, off, UINT64_MAX, "bad label '%s'", tmp);
-				return -1;
-			}
-			if (!isfinite(v)) {
-				data_error(s->test, off, UINT64_MAX, "the label is %s", tmp);
-				return -1;
-			}
-			r->y = v;
-			continue;
-		}
-		if (!strncmp(tmp, "qid:", 4))
-			continue;
-		errno = 0;
-		ix = strtoull(tmp, &end, 10);
-		if (end == tmp || *end != ':' || errno || tmp[0] == '-') {
-			data_error(s->test, off, UINT64_MAX,
-				   "bad feature '%s' (expected index:value)", tmp);
-			return -1;
-		}
-		if (ix < 1 || ix > G.d) {
-			data_error(s->test, off, UINT64_MAX,
-				   "feature index %llu is out of range 1..%u; raise --dim",
-				   ix, G.d);
-			return -1;
-		}
-		t = end + 1;
-		errno = 0;
-		v = strtod(t, &end);
-		if (end == t || *end) {
-			data_error(s->test, off, UINT64_MAX, "bad value in '%s'", tmp);
-			return -1;
-		}
-		if (!isfinite(v)) {
-			data_error(s->test, off, UINT64_MAX, "feature %llu is %s", ix, t);
-			return -1;
-		}
-		if (n >= G.d) {
-			data_error(s->test, off, UINT64_MAX,
-				   "more than --dim %u features on one line", G.d);
-			return -1;
-		}
-		s->idx[n] = (uint32_t)(ix - 1);
-		s->val[n++] = v;
-	}
-	if (!field)
-		return 0;	/* blank or comment line */
-	r->nnz = n;
-	return 1;
+	r->nnz = rc > 0 ? lr.nnz : 0;
+	r->y = lr.y;
+	if (rc < 0)
+		data_error(s->test, off, UINT64_MAX, "%s", err);
+	return rc;
 }
 
 /* libsvm: the next non-blank line */

@@ -50,6 +50,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "radix.h"
+#include "formats/pems_formats.h"
 
 #ifndef PEMS_RADIX_BITS
 #define PEMS_RADIX_BITS 8
@@ -525,27 +526,16 @@ static bool item_sort(struct item *src, struct item *oth, size_t n,
 	return false;
 }
 
-static uint64_t load_be64(const uint8_t *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, sizeof(v));
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	v = __builtin_bswap64(v);
-#endif
-	return v;
-}
-
+/* the rec100 key layout is the formats module's (pems_formats.h) */
 static void extract_items(const uint8_t *recs, struct item *it, size_t n)
 {
+	struct pems_key k;
 	size_t i;
 
 	for (i = 0; i < n; i++) {
-		const uint8_t *r = recs + i * REC;
-
-		it[i].hi = load_be64(r);
-		it[i].lo = (uint64_t)(r[8] << 8 | r[9]) << TAIL_SHIFT |
-			   (uint32_t)i;
+		pems_key_rec100(recs + i * REC, &k);
+		it[i].hi = k.hi;
+		it[i].lo = k.lo << TAIL_SHIFT | (uint32_t)i;
 	}
 }
 

@@ -44,6 +44,7 @@
 
 #include "pems_algorithms.h"
 #include "sort/radix.h"
+#include "formats/pems_formats.h"
 
 #define SAMPLES 256		/* per VP: bucket sizes within ~+-15 % */
 #define PAGE 4096u
@@ -100,27 +101,20 @@ static void lap(int phase, uint64_t *t)
 	*t = n;
 }
 
-static uint64_t be64(const uint8_t *p)
-{
-	uint64_t x;
-
-	memcpy(&x, p, 8);
-	return __builtin_bswap64(x);
-}
-
+/* the key layouts are the formats module's (pems_formats.h) */
 static struct skey key_of(const uint8_t *r, uint64_t idx)
 {
-	struct skey k;
+	struct pems_key k;
+	struct skey sk;
 
-	if (S.rec == 8) {
-		memcpy(&k.hi, r, 8);	/* little-endian u64 keys */
-		k.lo = 0;
-	} else {
-		k.hi = be64(r);
-		k.lo = (uint64_t)r[8] << 8 | r[9];
-	}
-	k.idx = idx;
-	return k;
+	if (S.rec == 8)
+		pems_key_u64(r, &k);
+	else
+		pems_key_rec100(r, &k);
+	sk.hi = k.hi;
+	sk.lo = k.lo;
+	sk.idx = idx;
+	return sk;
 }
 
 static int key_cmp(const struct skey *a, const struct skey *b)

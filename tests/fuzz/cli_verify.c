@@ -6,7 +6,8 @@
 int fuzz_cli_verify(int argc, char **argv)
 {
 	struct scan f = { 0 }, in = { 0 };
+	enum pems_format fmt;
 	bool quiet = false;
 
-	return verify_parse(argc, argv, &f, &in, &quiet);
+	return verify_parse(argc, argv, &f, &in, &fmt, &quiet);
 }

@@ -1,54 +1,57 @@
 /*
- * fuzz_csv.c - fuzz target: the CSV input of `pems-run aggregate`
- * (algorithms/aggregate/aggregate.c, included for its static parser).
+ * fuzz_csv.c - fuzz target: the CSV input of `pems-run aggregate`, through
+ * the formats module's parser (algorithms/formats/csv.c).
  *
  * Input: byte 0 picks --key/--value (defaults, column numbers, names,
- * out-of-range numbers); the rest is the file.  The header is read with
- * read_header() from a memfd, exactly as the job reads it, then every
- * following line goes through parse_row() as load_csv() hands them over
+ * out-of-range numbers); the rest is the file.  Its first line goes
+ * through pems_csv_kv_header() as the job reads it, then every
+ * following line through pems_csv_kv_row() as the load hands them over
  * (empty lines and lone "\r" skipped).
  */
-#include "../../algorithms/aggregate/aggregate.c"
+#include <stdlib.h>
+#include <string.h>
+#include "formats/pems_formats.h"
 #include "fuzz.h"
 
 static const char *const key_sel[] = { NULL, "1", "2", "k", "300", "0" };
 static const char *const val_sel[] = { NULL, "2", "1", "v", "x", "18446744073709551617" };
 
+static void rows(const struct pems_csv_kv *c, const char *p, const char *end)
+{
+	const char *nl;
+
+	for (; p < end; p = nl + 1) {
+		struct pems_csv_field tok = { NULL, 0 };
+		unsigned col = 0, nf = 0;
+		uint64_t key;
+		int64_t val;
+
+		nl = memchr(p, '\n', (size_t)(end - p));
+		if (!nl)
+			nl = end;
+		if (nl == p || (nl == p + 1 && *p == '\r'))
+			continue;
+		if (pems_csv_kv_row(c, p, (size_t)(nl - p), &key, &val, &col, &nf, &tok) &&
+		    tok.p && (tok.p < p || tok.p + tok.len > nl))
+			abort();	/* the bad field must lie in the line */
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct pems_aggregate_job job;
-	char path[32];
-	const char *p, *end, *nl;
-	int fd;
+	const char *text = (const char *)data + 1, *end = (const char *)data + size, *nl;
+	struct pems_csv_kv c;
+	char err[512];
 
-	if (size < 1)
+	if (size < 2)
 		return 0;
-	memset(&job, 0, sizeof(job));
-	job.in_fmt = PEMS_AGG_IN_CSV;
-	job.key_col = key_sel[data[0] % 6];
-	job.value_col = val_sel[(data[0] / 6) % 6];
-	fd = fuzz_memfd(data + 1, size - 1, path);
-	if (fd < 0)
-		return 0;
-	job.in = path;
-	memset(&S, 0, sizeof(S));
-	S.job = &job;
-	if (read_header() == 0) {
-		p = (const char *)data + 1 + S.hdr_end;
-		end = (const char *)data + size;
-		for (; p < end; p = nl + 1) {
-			struct agg_pair row;
-			struct field tok = { NULL, 0 };
-			unsigned col = 0, nf = 0;
-
-			nl = memchr(p, '\n', (size_t)(end - p));
-			if (!nl)
-				nl = end;
-			if (nl == p || (nl == p + 1 && *p == '\r'))
-				continue;
-			parse_row(p, (size_t)(nl - p), &row, &col, &nf, &tok);
-		}
+	nl = memchr(text, '\n', size - 1);
+	if (pems_csv_kv_header(&c, text, (size_t)((nl ? nl : end) - text),
+			       key_sel[data[0] % 6], val_sel[(data[0] / 6) % 6], err,
+			       sizeof(err)) == 0 && nl) {
+		if (c.key_col >= c.ncols || c.val_col >= c.ncols)
+			abort();
+		rows(&c, nl + 1, end);
 	}
-	close(fd);
 	return 0;
 }

@@ -1,0 +1,207 @@
+/*
+ * pems_formats.h - the data formats of the bundled algorithms (layer
+ * algorithms/formats/, not installed): record formats and their keys,
+ * the CSV and LIBSVM text parsers, the sgd model file.
+ *
+ * Everything here but the model file is a pure function of memory: no
+ * I/O, no runtime call, so the CLI, the algorithms and the fuzz targets
+ * call the same code.  A record is a pointer and a length
+ * (struct pems_record): the built-in formats have a fixed size, a
+ * variable-length format frames its records with ->frame.
+ */
+#ifndef PEMS_FORMATS_H
+#define PEMS_FORMATS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+/* ---- record formats (record.c) ---- */
+
+enum pems_format { PEMS_FMT_U64 = 0, PEMS_FMT_REC100 = 1, PEMS_FMT_ASCII100 = 2 };
+
+/* One record: @len bytes at @p (not owned). */
+struct pems_record {
+	const uint8_t *p;
+	size_t len;
+};
+
+/* An order-preserving key prefix: key(a) < key(b) implies (hi, lo) of a
+ * <= (hi, lo) of b, compared as unsigned integers.  For a format with
+ * exact_prefix the prefixes decide the order alone. */
+struct pems_key {
+	uint64_t hi, lo;
+};
+
+/*
+ * A record format.  The built-ins are static tables (pems_format_get);
+ * a format with parameters (a key spec, a record size) is a copy of a
+ * template with ->param set, owned by whoever made it.  Callbacks are
+ * pure and may run on any thread.
+ */
+struct pems_record_format {
+	const char *name;	/* --format NAME */
+	enum pems_format id;
+	size_t size;		/* bytes per record; 0: variable (->frame) */
+	size_t key_size;	/* bytes of the key as stored (u64 8, rec100 10, ascii100 14) */
+	bool exact_prefix;	/* ->prefix orders completely: no ->cmp needed */
+	bool sortable;		/* pems_sort takes it */
+	/* Length of the record starting at @p of the @avail bytes there;
+	 * 0: incomplete (needs more bytes).  NULL for fixed-size formats. */
+	size_t (*frame)(const struct pems_record_format *f, const uint8_t *p, size_t avail);
+	/* Key order: <0, 0 or >0. */
+	int (*cmp)(const struct pems_record_format *f, struct pems_record a,
+		   struct pems_record b);
+	void (*prefix)(const struct pems_record_format *f, struct pems_record r,
+		       struct pems_key *k);
+	/* Well-formed (ascii100: ends in '\n'); NULL: every record is. */
+	bool (*valid)(const struct pems_record_format *f, struct pems_record r);
+	/* Test data: the record with key @k (hi and the low 16 bits of lo),
+	 * sequence number @index and filler from @fill into @out (->size
+	 * bytes); NULL when the format has no generator. */
+	void (*encode)(const struct pems_record_format *f, const struct pems_key *k,
+		       uint64_t index, uint64_t fill, uint8_t *out);
+	const void *param;	/* the format's parameters, NULL for the built-ins */
+};
+
+/* The built-in format @fmt; NULL for an unknown value. */
+const struct pems_record_format *pems_format_get(enum pems_format fmt);
+/* The format called @name ("u64", "rec100", "ascii100"); NULL if none. */
+const struct pems_record_format *pems_format_find(const char *name);
+/* Names of the formats, for messages: "u64, rec100 or ascii100". */
+const char *pems_format_names(void);
+/* Record size in bytes of @fmt (8, 100, 100); 0 for an unknown value. */
+size_t pems_format_size(enum pems_format fmt);
+/* Parse "u64", "rec100", "ascii100"; returns 0 or -EINVAL. */
+int pems_format_parse(const char *name, enum pems_format *out);
+/* Name of @fmt ("?" for an unknown value). */
+const char *pems_format_name(enum pems_format fmt);
+
+/*
+ * The key layouts, written once (the sort's hot loops inline them):
+ *   u64      the record is the key, a native-endian unsigned integer
+ *   rec100   bytes 0..9, compared as unsigned bytes: hi = bytes 0..7
+ *            big-endian, lo = bytes 8..9 big-endian
+ *   ascii100 bytes 0..13 compared as unsigned bytes (prefix: bytes
+ *            0..7 and 8..13 big-endian)
+ */
+#define PEMS_REC100_KEY 10
+#define PEMS_ASCII100_KEY 14
+
+static inline uint64_t pems_load_be64(const uint8_t *p)
+{
+	uint64_t x;
+
+	memcpy(&x, p, 8);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	x = __builtin_bswap64(x);
+#endif
+	return x;
+}
+
+static inline void pems_key_u64(const uint8_t *r, struct pems_key *k)
+{
+	memcpy(&k->hi, r, 8);
+	k->lo = 0;
+}
+
+static inline void pems_key_rec100(const uint8_t *r, struct pems_key *k)
+{
+	k->hi = pems_load_be64(r);
+	k->lo = (uint64_t)r[8] << 8 | r[9];
+}
+
+static inline int pems_key_cmp(const struct pems_key *a, const struct pems_key *b)
+{
+	if (a->hi != b->hi)
+		return a->hi < b->hi ? -1 : 1;
+	return a->lo < b->lo ? -1 : a->lo > b->lo;
+}
+
+/* Key order of two records of @f (fixed size: ->size bytes each). */
+int pems_record_cmp(const struct pems_record_format *f, const uint8_t *a, const uint8_t *b);
+/* 64-bit hash of one record, for order-independent checksums. */
+uint64_t pems_record_hash(const uint8_t *rec, size_t len);
+
+/*
+ * Checking a stream of records (pems-run verify): order, well-formedness
+ * and an order-independent checksum (sum and xor of the record hashes,
+ * like valsort).  Feed it the bytes in any pieces.
+ */
+struct pems_record_scan {
+	const struct pems_record_format *f;
+	bool check_order;
+	uint64_t records, sum, xor;
+	bool unsorted, malformed;	/* then bad is the record's index */
+	uint64_t bad;
+	uint8_t *prev;		/* the last record (check_order), owned */
+	size_t prev_len, prev_cap;
+};
+
+void pems_record_scan_init(struct pems_record_scan *s, const struct pems_record_format *f,
+			   bool check_order);
+/* Scan the whole records of @buf (@len bytes); returns the bytes taken
+ * (a partial record at the end is left for the next call, with its
+ * bytes in front), or -1 at the first bad record (s->unsorted or
+ * s->malformed set) or -ENOMEM. */
+long pems_record_scan(struct pems_record_scan *s, const uint8_t *buf, size_t len);
+void pems_record_scan_free(struct pems_record_scan *s);
+
+/* ---- CSV (csv.c): RFC 4180 fields, no newlines inside quotes ---- */
+
+#define PEMS_CSV_MAX_COLS 256
+
+struct pems_csv_field {
+	const char *p;		/* into the line; quoted: between the quotes, "" kept */
+	size_t len;
+};
+
+/* Split one line (without its '\n'; a trailing '\r' is dropped) into up
+ * to @maxf fields; *nf_total gets the number of fields on the line.
+ * Returns the fields stored, or -1 on a malformed quoted field, *bad
+ * being its 1-based column. */
+int pems_csv_split(const char *s, size_t len, struct pems_csv_field *f, unsigned maxf,
+		   unsigned *nf_total, unsigned *bad);
+/* Decimal integers, the whole field, no spaces; false when not one or
+ * out of range.  i64 takes a sign. */
+bool pems_parse_u64(const char *p, size_t len, uint64_t *out);
+bool pems_parse_i64(const char *p, size_t len, int64_t *out);
+
+/* A CSV table of (u64 key, i64 value) rows: which columns, how many. */
+struct pems_csv_kv {
+	unsigned key_col, val_col, ncols;	/* 0-based; ncols of the header */
+};
+
+enum pems_csv_err {
+	PEMS_CSV_OK, PEMS_CSV_FEW, PEMS_CSV_MANY, PEMS_CSV_QUOTE, PEMS_CSV_KEY,
+	PEMS_CSV_VALUE,
+};
+
+/* Read the header line @s (@len bytes, no '\n') and find the key and
+ * value columns @key_col / @val_col (a header name or a 1-based index;
+ * NULL: "key" / "value").  Returns 0, or -EINVAL with why in @err
+ * ("line 1: ..." or "no key column 'x' in the header (line 1)"). */
+int pems_csv_kv_header(struct pems_csv_kv *c, const char *s, size_t len,
+		       const char *key_col, const char *val_col, char *err, size_t errlen);
+/* Parse one data line into *key, *val.  Returns PEMS_CSV_OK or the
+ * error, with *col (1-based), *nf (fields seen) and *tok (the bad field). */
+int pems_csv_kv_row(const struct pems_csv_kv *c, const char *s, size_t len, uint64_t *key,
+		    int64_t *val, unsigned *col, unsigned *nf, struct pems_csv_field *tok);
+
+/* ---- LIBSVM (libsvm.c): "label idx:val ... [# comment]" ---- */
+
+struct pems_libsvm_row {
+	double y;
+	uint32_t *idx;		/* 0-based feature indices, caller's array of dim */
+	double *val;		/* caller's array of dim */
+	size_t nnz;
+};
+
+/* Parse the line [p, e) with features 1..@dim into @r (r->idx and
+ * r->val set by the caller).  Returns 1 (a row), 0 (blank or comment)
+ * or -1 with why in @err. */
+int pems_libsvm_parse(const char *p, const char *e, uint32_t dim, struct pems_libsvm_row *r,
+		      char *err, size_t errlen);
+
+#endif
