@@ -143,7 +143,7 @@ static int agg_parse(int argc, char **argv, struct agg_args *a)
 static int check_paths(struct agg_args *a)
 {
 	struct stat in, out;
-	int fd = open(a->in, O_RDONLY | O_CLOEXEC);
+	int fd = open(a->in, O_RDONLY | O_NONBLOCK | O_CLOEXEC);	/* a FIFO must not hang */
 
 	if (fd < 0 || fstat(fd, &in)) {
 		cli_error("aggregate: cannot read input '%s': %s", a->in, strerror(errno));
@@ -153,7 +153,8 @@ static int check_paths(struct agg_args *a)
 	}
 	close(fd);
 	if (!S_ISREG(in.st_mode)) {
-		cli_error("aggregate: input '%s' is not a regular file", a->in);
+		cli_error("aggregate: input '%s' is %s; aggregate reads a regular file, at offsets and more than once: save the data to a file first",
+			  a->in, S_ISBLK(in.st_mode) ? "a block device" : pems_input_kind(in.st_mode));
 		return CLI_EXIT_FAIL;
 	}
 	a->bytes = (uint64_t)in.st_size;

@@ -76,7 +76,7 @@ static int sort_parse(int argc, char **argv, struct sort_args *a)
 static int check_input(struct sort_args *a, struct stat *st)
 {
 	size_t rsz = pems_format_size(a->fmt);
-	int fd = open(a->in, O_RDONLY | O_CLOEXEC);
+	int fd = open(a->in, O_RDONLY | O_NONBLOCK | O_CLOEXEC);	/* a FIFO must not hang */
 
 	if (fd < 0) {
 		cli_error("sort: cannot read input '%s': %s", a->in, strerror(errno));
@@ -89,7 +89,8 @@ static int check_input(struct sort_args *a, struct stat *st)
 	}
 	close(fd);
 	if (!S_ISREG(st->st_mode)) {
-		cli_error("sort: input '%s' is not a regular file", a->in);
+		cli_error("sort: input '%s' is %s; sort reads a regular file, at offsets and more than once: save the data to a file first",
+			  a->in, S_ISBLK(st->st_mode) ? "a block device" : pems_input_kind(st->st_mode));
 		return CLI_EXIT_FAIL;
 	}
 	a->bytes = (uint64_t)st->st_size;

@@ -51,7 +51,11 @@
  *      all meet, rank 0 commits by writing manifest (a copy of its
  *      part), all meet again, and only then does a rank drop the
  *      previous part and protect the new copies; resume is all ranks or
- *      none (an allreduce of the refusals), with the recorded rank count.
+ *      none (an allreduce of the refusals), with the recorded rank count;
+ *  (7) a job holds an exclusive lock on DIR/lock (DIR/lock.RANK) from
+ *      pems_ckpt_init to its end, before it touches the dir or a scratch
+ *      file named after it; a second job or resume for the same dir
+ *      refuses, naming the holder's PID, and removes nothing.
  *
  * States of a checkpoint directory:
  *
@@ -108,6 +112,9 @@ struct pems_ckpt {
 	char *paths[MAXPATHS];	/* scratch files, for cleanup */
 	unsigned npaths;
 	struct pems_worker w;	/* the driver's engine for write-backs */
+	char lock[PATH_MAX + 16];	/* held lock file (invariant 7), fd: */
+	int lockfd;
+	bool spoiled;		/* it refers to data found corrupt */
 };
 
 static struct pems_ckpt ck;
@@ -822,6 +829,35 @@ static int resume_env(const struct pems_manifest *m, bool launched, char ***out,
 	return 0;
 }
 
+/* The lock file of this rank in @dir (one per rank: ranks share it). */
+static void lock_name(const char *dir, unsigned rank, unsigned nranks, char *p, size_t len)
+{
+	if (nranks > 1)
+		snprintf(p, len, "%s/lock.%u", dir, rank);
+	else
+		snprintf(p, len, "%s/lock", dir);
+}
+
+/* Refuse at once when a job holds the checkpoint (its lock, invariant 7):
+ * the run itself, or another resume of it.  The lock is released again
+ * before the exec, which takes it anew in pems_ckpt_init. */
+static int check_not_held(const char *dir, unsigned rank, unsigned size)
+{
+	char p[PATH_MAX + 16];
+	long holder = 0;
+	int fd;
+
+	lock_name(dir, rank, size, p, sizeof(p));
+	fd = pems_lock(p, &holder);
+	if (fd == -EBUSY) {
+		fprintf(stderr, "pems: error: resume: the checkpoint in %s is in use by another job (PID %ld): the run or another resume of it; wait for it to finish\n",
+			dir, holder);
+		return -PEMS_E_CONFIG;
+	}
+	pems_unlock(NULL, fd);
+	return 0;
+}
+
 PEMS_API int pems_checkpoint_resume(const char *dir, char **argv)
 {
 	struct pems_manifest m;
@@ -833,6 +869,9 @@ PEMS_API int pems_checkpoint_resume(const char *dir, char **argv)
 	rc = load_manifest(dir, rank, size, &m);
 	if (rc)
 		return rc;
+	rc = check_not_held(dir, rank, size);
+	if (rc)
+		goto out;
 	if (argv) {
 		/* a command line given again must be the checkpointed one */
 		for (i = 0; argv[i] || i < m.argc; i++)
@@ -944,6 +983,30 @@ static int reopen_file(const struct pems_mf_file *f)
 
 /* ---- runtime hooks ---- */
 
+/* A job owns its checkpoint dir (and the scratch named after it) while it
+ * runs: a second job for the same dir, or a second resume of the same
+ * checkpoint, refuses here and touches nothing (invariant 7). */
+static int lock_dir(const struct pems_rt *rt)
+{
+	long holder = 0;
+	int fd;
+
+	lock_name(ck.dir, rt->rank, rt->nranks, ck.lock, sizeof(ck.lock));
+	fd = pems_lock(ck.lock, &holder);
+	if (fd >= 0) {
+		ck.lockfd = fd;
+		return 0;
+	}
+	ck.lock[0] = 0;
+	if (fd == -EBUSY)
+		fprintf(stderr, "pems: error: checkpoint dir %s is in use by another job (PID %ld); wait for it to finish, or pass another --checkpoint-dir\n",
+			ck.dir, holder);
+	else
+		fprintf(stderr, "pems: error: checkpoint dir %s: cannot lock it: %s\n", ck.dir,
+			strerror(-fd));
+	return fd == -EBUSY ? -PEMS_E_CONFIG : -PEMS_E_SCRATCH;
+}
+
 /* Called by rt_init before any scratch file: invariant (1) forbids
  * allocating here on resume, so this only fills the static state. */
 int pems_ckpt_init(struct pems_rt *rt)
@@ -951,6 +1014,7 @@ int pems_ckpt_init(struct pems_rt *rt)
 	const char *m = getenv(MARK), *d = rt->cfg.ckpt_dir;
 	unsigned run = runs++;
 	char cwd[PATH_MAX];
+	int rc;
 
 	rt->nlogs = 2;
 	rt->plog = -1;
@@ -964,6 +1028,7 @@ int pems_ckpt_init(struct pems_rt *rt)
 		return 0;
 	}
 	memset(&ck, 0, sizeof(ck));
+	ck.lockfd = -1;
 	if (d[0] == '/' || !getcwd(cwd, sizeof(cwd)))
 		cwd[0] = 0;
 	if (snprintf(ck.dir, sizeof(ck.dir), "%s%s%s", cwd, cwd[0] ? "/" : "", d) >=
@@ -989,6 +1054,9 @@ int pems_ckpt_init(struct pems_rt *rt)
 			ck.dir, strerror(errno));
 		return -PEMS_E_SCRATCH;
 	}
+	rc = lock_dir(rt);
+	if (rc)
+		return rc;
 	if (!ck.resume) {
 		char p[PATH_MAX + 16];
 
@@ -1886,6 +1954,9 @@ static void remove_all(struct pems_rt *rt)
 			remove_state(e->d_name);
 	if (d)
 		closedir(d);
+	pems_unlock(ck.lock, ck.lockfd);
+	ck.lockfd = -1;
+	ck.lock[0] = 0;
 	rmdir(ck.dir);
 	ck.committed = false;
 }
@@ -1919,6 +1990,9 @@ void pems_ckpt_abandon(struct pems_rt *rt)
 			unlink(ck.paths[i]);
 		free(ck.paths[i]);
 	}
+	pems_unlock(ck.committed ? NULL : ck.lock, ck.lockfd);
+	ck.lockfd = -1;
+	ck.lock[0] = 0;
 	if (!ck.committed)
 		rmdir(ck.dir);
 	ck.npaths = 0;
@@ -1929,13 +2003,48 @@ void pems_ckpt_abandon(struct pems_rt *rt)
  * the moment this rank's part is written): what it needs stays. */
 bool pems_ckpt_kept(void)
 {
-	return ck.dir[0] && pems_rt && pems_rt->ckpt && ck.committed;
+	return ck.dir[0] && pems_rt && pems_rt->ckpt && ck.committed && !ck.spoiled;
 }
 
 /* This process was started for checkpoints (invariant 1). */
 bool pems_ckpt_started(void)
 {
 	return getenv(MARK) != NULL;
+}
+
+/* Data written in superstep @step was read back corrupt: the last
+ * checkpoint refers to it when it was written then or before (a resume
+ * would meet it again and fail the same way). */
+void pems_ckpt_corrupt(uint64_t step)
+{
+	if (ck.dir[0] && pems_rt && pems_rt->ckpt && ck.committed &&
+	    (step <= ck.last_step || !ck.last_step))
+		ck.spoiled = true;
+}
+
+/* A checkpoint that cannot be resumed goes with its scratch, so that the
+ * advice is one that works: run the command again. */
+static void drop_spoiled(void)
+{
+	char msg[PATH_MAX + 160];
+	unsigned i;
+	int n;
+
+	if (ck.rank == 0) {
+		snprintf(msg, sizeof(msg), "%s/manifest", ck.dir);
+		unlink(msg);	/* first: from here on nothing is resumable */
+	}
+	remove_state(ck.state);
+	remove_state(ck.part);
+	for (i = 0; i < ck.npaths; i++)
+		unlink(ck.paths[i]);
+	if (ck.lock[0])
+		unlink(ck.lock);
+	rmdir(ck.dir);
+	n = snprintf(msg, sizeof(msg), "pems: the checkpoint in %s refers to the corrupt data, so it cannot be resumed and was removed; run the command again to start over\n",
+		     ck.dir);
+	if (n > 0 && write(2, msg, (size_t)n) < 0)
+		n = 0;
 }
 
 /* A fatal error or a signal: keep a committed checkpoint (and the
@@ -1953,7 +2062,13 @@ void pems_ckpt_die(void)
 
 		for (i = 0; i < ck.npaths; i++)
 			unlink(ck.paths[i]);
+		if (ck.lock[0])
+			unlink(ck.lock);	/* exit releases the lock */
 		rmdir(ck.dir);
+		return;
+	}
+	if (ck.spoiled) {
+		drop_spoiled();
 		return;
 	}
 	if (!ck.last_step)

@@ -328,6 +328,7 @@ static _Noreturn void ctx_corrupt(struct pems_rt *rt, struct pems_vp *vp, size_t
 {
 	char path[512];
 
+	pems_ckpt_corrupt(vp->disk_step);
 	pems_fatal("VP %u's context is corrupt: %s in its %s bytes [%zu, %zu), at offset %llu of %s (written in superstep %llu); the scratch disk or memory is failing, or something else wrote into the file",
 		   vp->pid, pems_spill_strerror(rc), from >= vp->disk_sp ? "stack" : "heap",
 		   from, from + len, (unsigned long long)(ctx_file_off(rt, vp) + from),

@@ -897,12 +897,13 @@ static int read_header(void)
 	struct pems_aggregate_job *job = S.job;
 	char *buf, *nl, why[256];
 	ssize_t got;
+	size_t bom;
 	int fd, rc;
 
 	buf = malloc(1u << 20);
 	if (!buf)
 		return -ENOMEM;
-	fd = open(job->in, O_RDONLY | O_CLOEXEC);
+	fd = open(job->in, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0) {
 		rc = -errno;
 		free(buf);
@@ -927,7 +928,10 @@ static int read_header(void)
 		return -EINVAL;
 	}
 	S.hdr_end = nl ? (uint64_t)(nl - buf) + 1 : (uint64_t)got;
-	rc = pems_csv_kv_header(&S.csv, buf, S.hdr_end - (nl ? 1 : 0), job->key_col,
+	/* a UTF-8 byte order mark (spreadsheet exports) is not part of the
+	 * first column's name */
+	bom = got >= 3 && !memcmp(buf, "\xef\xbb\xbf", 3) ? 3 : 0;
+	rc = pems_csv_kv_header(&S.csv, buf + bom, S.hdr_end - (nl ? 1 : 0) - bom, job->key_col,
 				job->value_col, why, sizeof(why));
 	if (rc)
 		snprintf(job->errmsg, sizeof(job->errmsg), "%s: %s", job->in, why);
@@ -994,18 +998,10 @@ static void build_header(void)
 	S.hdr_len = n;
 }
 
-int pems_aggregate(struct pems_aggregate_job *job)
+static int check_job(struct pems_aggregate_job *job)
 {
-	struct pems_config cfg = *pems_current_config();
-	char tmp_path[4096];
-	struct stat st;
 	unsigned i;
-	int rc;
 
-	memset(&S, 0, sizeof(S));
-	S.job = job;
-	job->errmsg[0] = '\0';
-	job->rows = job->groups = 0;
 	if (!job->naggs || job->naggs > PEMS_AGG_MAX) {
 		snprintf(job->errmsg, sizeof(job->errmsg), "give 1 to %d aggregates", PEMS_AGG_MAX);
 		return -EINVAL;
@@ -1021,11 +1017,21 @@ int pems_aggregate(struct pems_aggregate_job *job)
 			return -EINVAL;
 		}
 	}
-	if (stat(job->in, &st)) {
-		rc = -errno;
-		fprintf(stderr, "pems: error: aggregate: %s: %s\n", job->in, strerror(errno));
-		return rc;
-	}
+	return 0;
+}
+
+/* The input (checked without blocking), its header, the plan and the
+ * configuration; 0 or -errno (job->errmsg or a message printed). */
+static int prepare(struct pems_aggregate_job *job, struct pems_config *cfg)
+{
+	struct stat st;
+	unsigned i;
+	int fd, rc;
+
+	fd = pems_input_open("aggregate", job->in, &st);
+	if (fd < 0)
+		return fd;
+	close(fd);
 	S.size = (uint64_t)st.st_size;
 	if (job->in_fmt == PEMS_AGG_IN_KV && S.size % 16) {
 		snprintf(job->errmsg, sizeof(job->errmsg),
@@ -1055,31 +1061,50 @@ int pems_aggregate(struct pems_aggregate_job *job)
 	{
 		struct pems_plan_env env = pems_plan_here(false);
 
-		rc = plan(&cfg, S.size, &env);
+		rc = plan(cfg, S.size, &env);
 	}
+	return rc ? rc : pems_configure(cfg);
+}
+
+int pems_aggregate(struct pems_aggregate_job *job)
+{
+	struct pems_config cfg = *pems_current_config();
+	struct pems_output out;
+	int rc;
+
+	memset(&S, 0, sizeof(S));
+	S.job = job;
+	job->errmsg[0] = '\0';
+	job->rows = job->groups = 0;
+	rc = check_job(job);
 	if (rc)
 		return rc;
-	rc = pems_configure(&cfg);
+	rc = pems_output_lock(&out, "aggregate", job->out);	/* before any work */
 	if (rc)
 		return rc;
+	rc = prepare(job, &cfg);
+	if (rc)
+		goto out_unlock;
 	S.v = cfg.procs;
 	S.in = pems_file_open(job->in, O_RDONLY, 0);
 	if (S.in < 0) {
-		fprintf(stderr, "pems: error: aggregate: %s: %s\n", job->in, strerror(-S.in));
-		return S.in;
+		rc = S.in;
+		fprintf(stderr, "pems: error: aggregate: %s: %s\n", job->in, strerror(-rc));
+		goto out_unlock;
 	}
-	rc = pems_output_create("aggregate", job->out, false, 0, tmp_path, sizeof(tmp_path),
-				&S.out);
-	if (rc) {
-		pems_file_close(S.in);
-		return rc;
-	}
+	rc = pems_output_create(&out, false, 0);
+	if (rc)
+		goto out_close;
+	S.out = out.handle;
 	rc = run(job);
 	if (!rc && atomic_load(&S.failed))
 		rc = strstr(job->errmsg, "overflows") ? -ERANGE : -EINVAL;
-	rc = pems_output_commit(job->out, tmp_path, S.out, rc, true, S.out_total);
+	rc = pems_output_commit(&out, rc, true, S.out_total);
 	if (rc && rc != -EINVAL && rc != -ERANGE)
 		fprintf(stderr, "pems: error: aggregate: finishing %s: %s\n", job->out, pems_strerror(rc));
+out_close:
 	pems_file_close(S.in);
+out_unlock:
+	pems_output_unlock(&out);
 	return rc;
 }

@@ -908,7 +908,7 @@ static int open_data(struct dfile *f, const char *path, const char *what, uint32
 	memset(f, 0, sizeof(*f));
 	f->path = path;
 	f->fd = -1;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);	/* a FIFO must not hang */
 	if (fd < 0 || fstat(fd, &st)) {
 		int rc = -errno;
 
@@ -917,6 +917,12 @@ static int open_data(struct dfile *f, const char *path, const char *what, uint32
 		if (fd >= 0)
 			close(fd);
 		return rc;
+	}
+	if (pems_input_kind(st.st_mode)) {
+		fprintf(stderr, "pems: error: sgd: %s '%s' is %s; sgd reads a regular file, at offsets and once per epoch: save the data to a file first\n",
+			what, path, pems_input_kind(st.st_mode));
+		close(fd);
+		return -ESPIPE;
 	}
 	f->size = (uint64_t)st.st_size;
 	if (j->format == PEMS_SGD_DENSE) {
@@ -1096,7 +1102,7 @@ static void report_error(void)
 		fprintf(stderr, "pems: error: sgd: %s\n", G.err_msg);
 }
 
-int pems_sgd(struct pems_sgd_job *job)
+static int sgd_job(struct pems_sgd_job *job)
 {
 	struct pems_config cfg = *pems_current_config();
 	char out_tmp[4096], csv_tmp[4096];
@@ -1222,5 +1228,18 @@ out_close:
 		pems_file_close(G.tr.fd);
 	if (G.te.fd >= 0)
 		pems_file_close(G.te.fd);
+	return rc;
+}
+
+int pems_sgd(struct pems_sgd_job *job)
+{
+	struct pems_output out;
+	int rc;
+
+	rc = pems_output_lock(&out, "sgd", job->out);	/* before any work */
+	if (rc)
+		return rc;
+	rc = sgd_job(job);
+	pems_output_unlock(&out);
 	return rc;
 }

@@ -789,7 +789,7 @@ static void *progress_main(void *arg)
 	return NULL;
 }
 
-static int run(const struct pems_sort_job *job, const char *tmp_path)
+static int run(const struct pems_sort_job *job)
 {
 	pthread_t th;
 	bool have_th = false;
@@ -806,15 +806,44 @@ static int run(const struct pems_sort_job *job, const char *tmp_path)
 	for (int i = 0; S.trace && !rc && i < NPHASES; i++)
 		fprintf(stderr, "pems: sort trace: %-13s %8.3f s (sum over VPs)\n", phase_name[i],
 			(double)atomic_load(&S.ns[i]) / 1e9);
-	(void)tmp_path;
+	return rc;
+}
+
+/* The input's size (checked without blocking), the plan and the
+ * configuration; 0 or -errno with a message printed. */
+static int prepare(const struct pems_sort_job *job, struct pems_config *cfg, uint64_t *bytes)
+{
+	struct stat st;
+	int fd, rc;
+
+	fd = pems_input_open("sort", job->in, &st);
+	if (fd < 0)
+		return fd;
+	close(fd);
+	if ((uint64_t)st.st_size % S.rec) {
+		fprintf(stderr, "pems: error: sort: %s: size %llu is not a multiple of the %zu-byte record\n",
+			job->in, (unsigned long long)st.st_size, S.rec);
+		return -EINVAL;
+	}
+	*bytes = (uint64_t)st.st_size;
+	S.n = *bytes / S.rec;
+	{
+		struct pems_plan_env env = pems_plan_here(false);
+
+		rc = plan(cfg, *bytes, &env);
+	}
+	if (!rc)
+		rc = space_ok(cfg, *bytes, job->out);
+	if (!rc)
+		rc = pems_configure(cfg);
 	return rc;
 }
 
 int pems_sort(const struct pems_sort_job *job)
 {
 	struct pems_config cfg = *pems_current_config();
-	char tmp_path[4096];
-	struct stat st;
+	struct pems_output out;
+	uint64_t bytes = 0;
 	int rc;
 
 	memset(&S, 0, sizeof(S));
@@ -824,30 +853,12 @@ int pems_sort(const struct pems_sort_job *job)
 		fprintf(stderr, "pems: error: sort: format not sortable; use u64 or rec100\n");
 		return -EINVAL;
 	}
-	if (stat(job->in, &st)) {
-		rc = -errno;
-		fprintf(stderr, "pems: error: sort: %s: %s\n", job->in, strerror(errno));
-		return rc;
-	}
-	if ((uint64_t)st.st_size % S.rec) {
-		fprintf(stderr, "pems: error: sort: %s: size %llu is not a multiple of the %zu-byte record\n",
-			job->in, (unsigned long long)st.st_size, S.rec);
-		return -EINVAL;
-	}
-	S.n = (uint64_t)st.st_size / S.rec;
-	{
-		struct pems_plan_env env = pems_plan_here(false);
-
-		rc = plan(&cfg, (uint64_t)st.st_size, &env);
-	}
+	rc = pems_output_lock(&out, "sort", job->out);	/* before any work */
 	if (rc)
 		return rc;
-	rc = space_ok(&cfg, (uint64_t)st.st_size, job->out);
+	rc = prepare(job, &cfg, &bytes);
 	if (rc)
-		return rc;
-	rc = pems_configure(&cfg);
-	if (rc)
-		return rc;
+		goto out_unlock;
 	S.v = cfg.procs;
 	S.trace = getenv("PEMS_SORT_TRACE") ? atoi(getenv("PEMS_SORT_TRACE")) : 0;
 	S.t0 = now_ns();
@@ -857,19 +868,21 @@ int pems_sort(const struct pems_sort_job *job)
 			(size_t)(cfg.msg_mem / (2ull * cfg.threads * cfg.procs + 8ull * cfg.threads)) >> 10);
 	S.in = pems_file_open(job->in, O_RDONLY, 0);
 	if (S.in < 0) {
-		fprintf(stderr, "pems: error: sort: %s: %s\n", job->in, strerror(-S.in));
-		return S.in;
+		rc = S.in;
+		fprintf(stderr, "pems: error: sort: %s: %s\n", job->in, strerror(-rc));
+		goto out_unlock;
 	}
-	rc = pems_output_create("sort", job->out, true, (uint64_t)st.st_size, tmp_path,
-				sizeof(tmp_path), &S.out);
-	if (rc) {
-		pems_file_close(S.in);
-		return rc;
-	}
-	rc = run(job, tmp_path);
-	rc = pems_output_commit(job->out, tmp_path, S.out, rc, false, 0);
+	rc = pems_output_create(&out, true, bytes);
+	if (rc)
+		goto out_close;
+	S.out = out.handle;
+	rc = run(job);
+	rc = pems_output_commit(&out, rc, false, 0);
 	if (rc)
 		fprintf(stderr, "pems: error: sort: finishing %s: %s\n", job->out, pems_strerror(rc));
+out_close:
 	pems_file_close(S.in);
+out_unlock:
+	pems_output_unlock(&out);
 	return rc;
 }
