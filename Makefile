@@ -48,6 +48,14 @@ LIB_OBJ = $(IO_SRC:%.c=$(BUILD)/%.o) $(PEMS_SRC:%.c=$(BUILD)/%.o) \
 CLI_OBJ = $(CLI_SRC:%.c=$(BUILD)/%.o)
 TESTS   = $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 EXAMPLES = $(EX_SRC:examples/%.c=$(BUILD)/examples/%)
+# plain BSPlib programs (tests/bsplib): NAME98.c in the 1998 int dialect
+# only, the others in both (NAME, NAME.98); check_bsplib runs them
+BSPLIB_SRC = $(wildcard tests/bsplib/*.c)
+BSPLIB_98 = $(filter %98.c,$(BSPLIB_SRC))
+BSPLIB_BIN = $(BSPLIB_SRC:tests/bsplib/%.c=$(BUILD)/tests/bsplib/%) \
+	$(patsubst tests/bsplib/%.c,$(BUILD)/tests/bsplib/%.98,$(filter-out $(BSPLIB_98),$(BSPLIB_SRC)))
+BSPLIB_CFLAGS = -std=gnu11 $(OPT) -Wall -Wextra -Werror -Werror=incompatible-pointer-types \
+	-ffp-contract=off $(SAN) -Iinclude
 BENCH_SRC = $(wildcard bench/*.c)
 BENCH_BIN = $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
@@ -105,6 +113,19 @@ $(BUILD)/tests/%: tests/%.c $(wildcard tests/*.h) $(BUILD)/libpems.a
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(CFLAGS_BASE) $(INC_test) -o $@ $< $(BUILD)/libpems.a $(LDLIBS) $(CHECK_LIBS)
 
+$(BUILD)/tests/bsplib/%98: tests/bsplib/%98.c $(BUILD)/libpems.a
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(BSPLIB_CFLAGS) -DBSPLIB_1998 -o $@ $< $(BUILD)/libpems.a $(LDLIBS)
+$(BUILD)/tests/bsplib/%.98: tests/bsplib/%.c $(BUILD)/libpems.a
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(BSPLIB_CFLAGS) -DBSPLIB_1998 -o $@ $< $(BUILD)/libpems.a $(LDLIBS)
+$(BUILD)/tests/bsplib/%: tests/bsplib/%.c $(BUILD)/libpems.a
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(BSPLIB_CFLAGS) -o $@ $< $(BUILD)/libpems.a $(LDLIBS)
+
 deps:
 	@bash scripts/deps.sh
 
@@ -119,7 +140,7 @@ check-format:
 check-structure:
 	@bash scripts/check-structure.sh $(BUILD)
 
-all-tests: all $(TESTS)
+all-tests: all $(TESTS) $(BSPLIB_BIN)
 
 demo: deps
 	$(MAKE) all
@@ -194,12 +215,16 @@ install: all
 		'Name: pems' 'Description: bulk-synchronous external-memory computing (BSPlib + extensions)' \
 		'Version: $(VERSION)' 'Cflags: -I$${includedir}' 'Libs: -L$${libdir} -lpems' \
 		'Libs.private: $(LDLIBS)' > $(DESTDIR)$(PREFIX)/lib/pkgconfig/pems.pc
+	sed -e 's/^Name: pems/Name: pems-bsplib1998/' -e 's|^Cflags: .*|& -DBSPLIB_1998|' \
+		-e 's/(BSPlib + extensions)/(BSPlib 1998 int dialect)/' \
+		$(DESTDIR)$(PREFIX)/lib/pkgconfig/pems.pc > $(DESTDIR)$(PREFIX)/lib/pkgconfig/pems-bsplib1998.pc
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/lib/libpems.a $(DESTDIR)$(PREFIX)/lib/libpems.so* \
 		$(DESTDIR)$(PREFIX)/lib/pems/libpems-mpi.so \
 		$(DESTDIR)$(PREFIX)/include/bsp.h $(DESTDIR)$(PREFIX)/include/pems.h \
 		$(DESTDIR)$(PREFIX)/bin/pems-run $(DESTDIR)$(PREFIX)/lib/pkgconfig/pems.pc \
+		$(DESTDIR)$(PREFIX)/lib/pkgconfig/pems-bsplib1998.pc \
 		$(DESTDIR)$(PREFIX)/share/man/man1/pems-run.1 $(DESTDIR)$(PREFIX)/share/man/man3/pems.3
 	rmdir $(DESTDIR)$(PREFIX)/lib/pems 2>/dev/null || true
 

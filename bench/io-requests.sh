@@ -51,7 +51,8 @@ FILE=$DIR/pems-io-requests.$$
 TMP=$(mktemp -d)
 trap 'rm -rf "$FILE" "$TMP"' EXIT
 CSV=$RESULTS_DIR/io-requests.csv
-[[ -f $CSV ]] || echo "date,host,engine,qd,op,mib,issued_per_mib,requeued_per_mib" >"$CSV"
+# a run replaces the CSV (APPEND=1: adds to it)
+[[ ${APPEND:-0} == 1 && -f $CSV ]] || echo "date,host,engine,qd,op,mib,issued_per_mib,requeued_per_mib" >"$CSV"
 
 
 # The file's sectors on the disk ("start end" lines, 512-byte units).

@@ -6,7 +6,7 @@
 #
 # Environment (all optional):
 #   BUILD=build               where io_bench is ($BUILD/bench/io_bench)
-#   RESULTS_DIR=bench/results/io   io.csv goes there
+#   RESULTS_DIR=bench/results/io   io.csv goes there (replaced; APPEND=1 adds)
 #   ENGINES="uring aio sync"  pems backends to measure
 #   QDS="1 4 16"              queue depths
 #   REPS=1                    runs of each configuration (the ratio uses
@@ -70,7 +70,8 @@ cleanup() {
 trap cleanup EXIT
 HAVE_FIO=1
 command -v fio >/dev/null || { HAVE_FIO=0; msg "fio not found; skipping the fio runs (install the Debian package fio)"; }
-[[ -f $CSV ]] || echo "date,host,engine,qd,op,bytes,secs,mbps" >"$CSV"
+# a run replaces the CSV (APPEND=1: adds to it)
+[[ ${APPEND:-0} == 1 && -f $CSV ]] || echo "date,host,engine,qd,op,bytes,secs,mbps" >"$CSV"
 if ((FIO_HUGE && HAVE_FIO)); then
 	# fio's buffers: bs * iodepth plus alignment, in 2 MiB pages
 	want=0

@@ -57,6 +57,7 @@ L=$RESULTS_DIR/logs
 CSV=$RESULTS_DIR/sgd.csv
 mkdir -p "$D" "$L" || die "cannot create $D or $L"
 trap 'rm -rf "$D"' EXIT
+[[ ${APPEND:-0} == 1 ]] || rm -f "$CSV"	# a run replaces the CSV
 csv_header "$CSV"
 NFAIL=0
 

@@ -54,9 +54,16 @@ PEMS_API void bsp_abort(const char *format, ...)
 
 PEMS_API void bsp_init(void (*spmd)(void), int argc, char **argv)
 {
+	unsigned rank = 0, nranks = 1;
+
 	spmd_fn = spmd;
 	saved_argc = argc;
 	saved_argv = argv;
+	/* Under mpirun only rank 0 runs the sequential part of main (BSPlib:
+	 * bsp_init lets the other processes start at the SPMD function);
+	 * the others join rank 0's bsp_begin right away and end with it. */
+	if (pems_tp_launched() && !pems_tp_world(&rank, &nranks) && rank > 0)
+		bsp_begin(0);
 }
 
 /* argv for VPs that run main() because bsp_init was not called */
@@ -94,6 +101,30 @@ static void vp_main(void *arg)
 	}
 }
 
+/*
+ * The virtual machine's size: PEMS_PROCS (or pems_configure's procs)
+ * when set, else PEMS_DEFAULT_PROCS.  VPs are virtual, so the machine
+ * has as many as a program asks for: this is only what bsp_nprocs()
+ * reports before bsp_begin and what bsp_begin(0) grants.
+ */
+static unsigned machine_size(void)
+{
+	unsigned procs = pems_current_config()->procs;
+
+	return procs ? procs : PEMS_DEFAULT_PROCS;
+}
+
+/* VPs granted for bsp_begin(@maxprocs): exactly @maxprocs, or fewer when
+ * PEMS_PROCS sets a smaller machine (BSPlib: at most maxprocs). */
+static unsigned granted(bsp_pid_t maxprocs)
+{
+	unsigned procs = pems_current_config()->procs;
+
+	if (!maxprocs || (int)maxprocs < 0)	/* 0, or a negative int (1998 dialect) */
+		return machine_size();
+	return procs && procs < maxprocs ? procs : maxprocs;
+}
+
 PEMS_API void bsp_begin(bsp_pid_t maxprocs)
 {
 	struct pems_vp *vp = pems_self();
@@ -108,7 +139,7 @@ PEMS_API void bsp_begin(bsp_pid_t maxprocs)
 		bsp_abort("bsp_begin: called twice");
 	if (!spmd_fn)
 		read_cmdline();
-	rc = pems_rt_run(vp_main, NULL, maxprocs);
+	rc = pems_rt_run(vp_main, NULL, granted(maxprocs));
 	fflush(stdout);
 	/* the SPMD section and VP 0's code after bsp_end have run: what
 	 * called bsp_begin on this thread must not run a second time */
@@ -127,16 +158,7 @@ PEMS_API void bsp_end(void)
 
 PEMS_API bsp_pid_t bsp_nprocs(void)
 {
-	const struct pems_config *cfg;
-	long n;
-
-	if (pems_rt)
-		return pems_rt->v;
-	cfg = pems_current_config();
-	if (cfg->procs)
-		return cfg->procs;
-	n = sysconf(_SC_NPROCESSORS_ONLN);
-	return n > 0 ? (bsp_pid_t)n : 1;
+	return pems_rt ? pems_rt->v : machine_size();
 }
 
 PEMS_API bsp_pid_t bsp_pid(void)

@@ -22,6 +22,9 @@ extern "C" {
 #endif
 
 #define PEMS_MAX_TMP 16
+/* The virtual machine's size when PEMS_PROCS is not set: what bsp_nprocs()
+ * reports before bsp_begin and what bsp_begin(0) starts (docs/api.md). */
+#define PEMS_DEFAULT_PROCS 1024
 
 enum pems_io_kind { PEMS_IO_KIND_URING = 0, PEMS_IO_KIND_AIO = 1, PEMS_IO_KIND_SYNC = 2 };
 /* Compression of spilled contexts and message chunks (docs/formats.md):

@@ -244,8 +244,11 @@ int pems_config_derive(struct pems_config *cfg, unsigned maxprocs,
 	long cores = sysconf(_SC_NPROCESSORS_ONLN);
 	size_t need;
 
-	if (!cfg->procs)
-		cfg->procs = maxprocs ? maxprocs : (unsigned)(cores > 0 ? cores : 1);
+	/* bsp_begin passes the v it grants (bsp.c); pems_spmd passes 0 */
+	if (maxprocs)
+		cfg->procs = maxprocs;
+	else if (!cfg->procs)
+		cfg->procs = (unsigned)(cores > 0 ? cores : 1);
 	if (!cfg->threads)
 		cfg->threads = cores > 0 ? (unsigned)cores : 1;
 	if (!cfg->mem)
@@ -265,6 +268,10 @@ int pems_config_derive(struct pems_config *cfg, unsigned maxprocs,
 		cfg->mu = round_down(avail / (PEMS_SLOTS * cfg->threads), 1 << 20);
 		if (cfg->mu > ((size_t)1 << 30))
 			cfg->mu = (size_t)1 << 30;
+		/* many VPs: a derived mu shrinks so that v contexts fit the
+		 * address space a rank reserves for them (context.c) */
+		if (cfg->mu > PEMS_MAX_REGION / cfg->procs)
+			cfg->mu = round_down(PEMS_MAX_REGION / cfg->procs, 1 << 20);
 	}
 	cfg->mu = (cfg->mu + 4095) & ~(size_t)4095;
 	if (cfg->mu < cfg->stack + (64 << 10)) {

@@ -25,6 +25,9 @@
 #define PEMS_FIXED_OVERHEAD (16u << 20)	/* runtime tables, engines, bounce buffers */
 #define PEMS_PAGE 4096u
 #define PEMS_NONE UINT64_MAX
+/* most bytes of address space a rank reserves for contexts (v * mu; x86-64
+ * user space is 128 TiB) */
+#define PEMS_MAX_REGION ((size_t)1 << 45)
 #define PEMS_NLOGS 3		/* message logs per worker at most (msg.c 4) */
 
 struct pems_derived {

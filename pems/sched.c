@@ -851,6 +851,17 @@ static int rt_init(struct pems_rt *rt, unsigned maxprocs)
 		fprintf(stderr, "pems: error: MPI_Init failed; run under mpirun, or without it for one rank\n");
 		return rc;
 	}
+	/* every rank runs what rank 0's bsp_begin asked for: the others
+	 * may not know it (stdin goes to rank 0 only) */
+	if (rt->nranks > 1 && maxprocs) {
+		unsigned *all = calloc(rt->nranks, sizeof(*all));
+
+		if (!all)
+			return -ENOMEM;
+		pems_tp_allgather(rt, &maxprocs, all, sizeof(maxprocs));
+		maxprocs = all[0];
+		free(all);
+	}
 	rc = pems_config_derive(&rt->cfg, maxprocs, &rt->d);
 	if (rc)
 		return rc;
