@@ -131,9 +131,8 @@ static int size_output(int fd, uint64_t size)
 
 /* O_TMPFILE in OUT's directory, when one rank writes it and no checkpoint
  * needs to reopen it by name; -1 where the filesystem has none. */
-static int open_anonymous(const struct pems_output *o)
+static int open_anonymous(const struct pems_output *o, const struct pems_config *cfg)
 {
-	const struct pems_config *cfg = pems_current_config();
 	char dirbuf[4096], proc[64];
 	struct stat st;
 	int fd;
@@ -153,7 +152,8 @@ static int open_anonymous(const struct pems_output *o)
 	return fd;
 }
 
-int pems_output_create(struct pems_output *o, bool sized, uint64_t size)
+int pems_output_create(struct pems_output *o, const struct pems_config *cfg, bool sized,
+		       uint64_t size)
 {
 	char proc[64];
 	int rc;
@@ -163,7 +163,7 @@ int pems_output_create(struct pems_output *o, bool sized, uint64_t size)
 					 * holds what the run wrote before its
 					 * checkpoint */
 	pems_rank_barrier();
-	o->fd = open_anonymous(o);
+	o->fd = open_anonymous(o, cfg ? cfg : pems_current_config());
 	if (o->fd >= 0) {
 		o->tmp[0] = 0;
 	} else {

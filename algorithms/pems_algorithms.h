@@ -1,8 +1,8 @@
 /*
  * pems_algorithms.h - bundled BSP algorithms (layer algorithms/).
  * Written only against the public BSP API (bsp.h, pems.h).  Each entry
- * point runs one SPMD section with the configuration set by
- * pems_configure() and returns 0 or -errno; on failure it has printed
+ * point plans its job from the configuration in the job (job->cfg),
+ * runs one SPMD section with the plan, and returns 0 or -errno; on failure it has printed
  * "pems: ..." on stderr and left no output under the final name.
  */
 #ifndef PEMS_ALGORITHMS_H
@@ -87,7 +87,8 @@ void pems_aggregate_shape(struct pems_aggregate_shape *s);
  * held until commit or unlock; a second job for the same OUT gets -EBUSY
  * with "pems: error: <who>: OUT is being written by another job (PID n)"
  * printed.  pems_output_create then opens the temporary output once
- * (O_TMPFILE with one rank and no checkpoint dir, else <out>.pems-tmp),
+ * (O_TMPFILE with one rank and no checkpoint dir in @cfg, the job's
+ * configuration (NULL: pems_current_config()), else <out>.pems-tmp),
  * sized to @size when @sized, as pems_file handle o->handle for every
  * rank to write into; on a fresh start it first removes the temporaries
  * a killed run left, saying so.  pems_output_commit closes the handle;
@@ -107,7 +108,8 @@ struct pems_output {
 	int handle;		/* pems_file handle of the temporary, or -1 */
 };
 int pems_output_lock(struct pems_output *o, const char *who, const char *out);
-int pems_output_create(struct pems_output *o, bool sized, uint64_t size);
+int pems_output_create(struct pems_output *o, const struct pems_config *cfg, bool sized,
+		       uint64_t size);
 int pems_output_commit(struct pems_output *o, int rc, bool truncate, uint64_t size);
 void pems_output_unlock(struct pems_output *o);
 
@@ -129,11 +131,42 @@ struct pems_sort_job {
 	/* progress: called on the runtime thread, may be NULL */
 	void (*progress)(const char *phase, uint64_t done, uint64_t total, void *arg);
 	void *progress_arg;
+	/* the runtime configuration (copied; planned from): NULL takes
+	 * pems_current_config() */
+	const struct pems_config *cfg;
 };
 
 /* Sample sort of job->in into job->out: ~4N bytes of disk traffic.
  * Returns 0 or -errno. */
 int pems_sort(const struct pems_sort_job *job);
+
+/*
+ * Sort of text lines, CSV rows or fixed-size records by GNU sort's keys
+ * (formats/pems_formats.h), byte-compatible with LC_ALL=C sort: the
+ * variable-length sample sort of sort/textsort.c, ~4N bytes of disk
+ * traffic (CSV ~5N).  Data errors (CSV quoting, field count, a record
+ * longer than the budget allows) end the run with "pems: error: sort:
+ * IN: line N: ..." and status 1, nothing under job->out.
+ */
+struct pems_textsort_job {
+	const char *in;		/* input file (regular) */
+	const char *out;	/* final output path (temporary name, renamed) */
+	const struct pems_textspec *ts;	/* finished (pems_textspec_finish) */
+	/* the runtime configuration (copied; planned from): NULL takes
+	 * pems_current_config() */
+	const struct pems_config *cfg;
+	void (*progress)(const char *phase, uint64_t done, uint64_t total, void *arg);
+	void *progress_arg;
+	uint64_t out_bytes;	/* result: bytes written */
+};
+
+/* Returns 0 or -errno (message printed). */
+int pems_textsort(struct pems_textsort_job *job);
+/* The first record of @path (a CSV header) without its terminator into
+ * @buf (@cap bytes), its length in *len.  Returns 0, -ENOENT for an
+ * empty file, -E2BIG when it is longer than @cap, or -errno. */
+int pems_text_first_record(const char *path, const struct pems_textspec *ts, uint8_t *buf,
+			   size_t cap, size_t *len);
 
 /* ---- GROUP BY aggregation (algorithms/aggregate) ----
  *
@@ -242,6 +275,9 @@ struct pems_aggregate_job {
 	/* results */
 	uint64_t rows, groups;
 	char errmsg[512];	/* data errors (bad CSV, overflow): why, without prefix */
+	/* the runtime configuration (copied; planned from): NULL takes
+	 * pems_current_config() */
+	const struct pems_config *cfg;
 };
 
 /* GROUP BY key of job->in into job->out, sorted by key.  Output csv:
@@ -252,6 +288,47 @@ struct pems_aggregate_job {
  * -errno after printing "pems: error: aggregate: ..." on stderr. */
 int pems_aggregate(struct pems_aggregate_job *job);
 
+
+/* ---- typed GROUP BY over CSV (algorithms/groupby) ----
+ *
+ * SELECT <by>, <agg> FROM in GROUP BY <by> ORDER BY <by> (NULLS LAST),
+ * with SQL's NULL semantics, over a CSV/TSV file larger than memory.
+ * Columns are str (bytes), i64 or f64 (parsed as strtod does), inferred
+ * from the first MiB or declared by @schema; an empty field (or
+ * @null_token) is NULL.  @agg: comma-separated output columns, each an
+ * aggregate -- count(*), count(c), count(distinct c), sum, min, max,
+ * avg/mean, median, sd/stddev, corr(a,b), r2(a,b), topN(c), bottomN(c)
+ * -- or an expression of them with + - * / pow(x,n) and numbers. */
+struct pems_csv_groupby_job {
+	const struct pems_config *cfg;	/* runtime configuration (NULL: pems_current_config()) */
+	const char *in;		/* input file (a regular file, or "-": standard input) */
+	const char *out;	/* final output path (written as out.pems-tmp, renamed; "-": stdout) */
+	const char *by;		/* group columns, "id1,id2" (NULL or "": one group) */
+	const char *agg;	/* output columns, "sum(v1),mean(v3)" */
+	const char *as;		/* their names, "s,m" (NULL: from the text, sum_v1) */
+	const char *schema;	/* types, "id1:str,v3:f64" (NULL: inferred) */
+	char delim;		/* field delimiter (0: ',') */
+	bool no_header;		/* the first row is data; columns are c1, c2, ... */
+	const char *null_token;	/* a field equal to it is NULL too (NULL: none) */
+	bool skip_errors;	/* bad rows are skipped and counted, not fatal */
+	void (*progress)(const char *phase, uint64_t done, uint64_t total, void *arg);
+	void *progress_arg;
+	/* results */
+	uint64_t rows, groups, skipped;
+	char errmsg[512];	/* why it failed (data, query), without prefix */
+	char skipmsg[512];	/* skip_errors: the first rows skipped and why */
+};
+
+/* Check job's by/agg/as/schema syntax, without reading the file: 0, or
+ * -EINVAL with job->errmsg set (a usage error). */
+int pems_csv_groupby_check(struct pems_csv_groupby_job *job);
+/* Run the query of @job into job->out.  Output: a header of the key
+ * columns' names and the output names, then one line per group (a
+ * topN: one per value) in key order; NULL as an empty field.  Returns
+ * 0, -EINVAL (bad data or a query the file cannot answer: job->errmsg
+ * says where -- line and column), or -errno after printing
+ * "pems: error: groupby: ..." on stderr. */
+int pems_csv_groupby(struct pems_csv_groupby_job *job);
 
 /* ---- sgd: data-parallel SGD over training data larger than memory ---- */
 
@@ -294,6 +371,9 @@ struct pems_sgd_job {
 	double train_loss;		/* mean loss of the last epoch (progressive) */
 	double test_loss, test_accuracy; /* of the final model; NaN: no test */
 	unsigned epochs_done;
+	/* the runtime configuration (copied; planned from): NULL takes
+	 * pems_current_config() */
+	const struct pems_config *cfg;
 };
 
 /* Train job->model over job->data: each epoch streams the data once.

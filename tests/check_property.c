@@ -365,8 +365,7 @@ static unsigned agg_batch(unsigned v, unsigned count, uint64_t *s)
 	cfg.tmp[0] = tmpdir;
 	cfg.ntmp = 1;
 	cfg.quiet = true;
-	ck_assert_int_eq(pems_configure(&cfg), 0);
-	ck_assert_int_eq(pems_spmd(agg_spmd, NULL), 0);
+	ck_assert_int_eq(pems_spmd(&cfg, agg_spmd, NULL), 0);
 	for (c = 0; c < count; c++) {
 		check_agg_case(&acases[c], c, v, cur);
 		free(acases[c].rows);

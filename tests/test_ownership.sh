@@ -182,11 +182,13 @@ for ((i = 0; i < 3000; i++)); do
 done
 kill -9 $pid 2>/dev/null
 wait $pid 2>/dev/null
-ctx=$(ls pems-ckpt-*-ctx.* 2>/dev/null | head -1)
+ctx=$(ls pems-ckpt-*-ctx* 2>/dev/null)
 if [[ -f o6.pems-ckpt/manifest && -n $ctx ]]; then
-	size=$(stat -c %s "$ctx")
-	for ((off = 100; off < size; off += 1048576)); do	# a byte in every MiB
-		printf '\xa5' | dd of="$ctx" bs=1 seek=$off conv=notrunc status=none
+	for f in $ctx; do	# bytes in every 256 KiB of the context files
+		size=$(stat -c %s "$f")
+		for ((off = 100; off < size; off += 262144)); do
+			printf '\xa5' | dd of="$f" bs=1 seek=$off conv=notrunc status=none
+		done
 	done
 	"$RUN" resume o6.pems-ckpt >o6.log 2>&1
 	rc=$?

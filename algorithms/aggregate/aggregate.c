@@ -962,7 +962,7 @@ static void *progress_main(void *arg)
 	return NULL;
 }
 
-static int run(struct pems_aggregate_job *job)
+static int run(struct pems_aggregate_job *job, const struct pems_config *cfg)
 {
 	pthread_t th;
 	bool have_th = false;
@@ -971,7 +971,7 @@ static int run(struct pems_aggregate_job *job)
 	atomic_store(&progress_stop, 0);
 	if (job->progress && !pthread_create(&th, NULL, progress_main, job))
 		have_th = true;
-	rc = pems_spmd(agg_spmd, NULL);
+	rc = pems_spmd(cfg, agg_spmd, NULL);
 	atomic_store(&progress_stop, 1);
 	if (have_th)
 		pthread_join(th, NULL);
@@ -1063,12 +1063,12 @@ static int prepare(struct pems_aggregate_job *job, struct pems_config *cfg)
 
 		rc = plan(cfg, S.size, &env);
 	}
-	return rc ? rc : pems_configure(cfg);
+	return rc;
 }
 
 int pems_aggregate(struct pems_aggregate_job *job)
 {
-	struct pems_config cfg = *pems_current_config();
+	struct pems_config cfg = job->cfg ? *job->cfg : *pems_current_config();
 	struct pems_output out;
 	int rc;
 
@@ -1092,11 +1092,11 @@ int pems_aggregate(struct pems_aggregate_job *job)
 		fprintf(stderr, "pems: error: aggregate: %s: %s\n", job->in, strerror(-rc));
 		goto out_unlock;
 	}
-	rc = pems_output_create(&out, false, 0);
+	rc = pems_output_create(&out, &cfg, false, 0);
 	if (rc)
 		goto out_close;
 	S.out = out.handle;
-	rc = run(job);
+	rc = run(job, &cfg);
 	if (!rc && atomic_load(&S.failed))
 		rc = strstr(job->errmsg, "overflows") ? -ERANGE : -EINVAL;
 	rc = pems_output_commit(&out, rc, true, S.out_total);

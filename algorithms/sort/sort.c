@@ -789,7 +789,7 @@ static void *progress_main(void *arg)
 	return NULL;
 }
 
-static int run(const struct pems_sort_job *job)
+static int run(const struct pems_sort_job *job, const struct pems_config *cfg)
 {
 	pthread_t th;
 	bool have_th = false;
@@ -797,7 +797,7 @@ static int run(const struct pems_sort_job *job)
 
 	if (job->progress && !pthread_create(&th, NULL, progress_main, (void *)job))
 		have_th = true;
-	rc = pems_spmd(sort_spmd, NULL);
+	rc = pems_spmd(cfg, sort_spmd, NULL);
 	atomic_store(&progress_stop, 1);
 	if (have_th)
 		pthread_join(th, NULL);
@@ -832,16 +832,12 @@ static int prepare(const struct pems_sort_job *job, struct pems_config *cfg, uin
 
 		rc = plan(cfg, *bytes, &env);
 	}
-	if (!rc)
-		rc = space_ok(cfg, *bytes, job->out);
-	if (!rc)
-		rc = pems_configure(cfg);
-	return rc;
+	return rc ? rc : space_ok(cfg, *bytes, job->out);
 }
 
 int pems_sort(const struct pems_sort_job *job)
 {
-	struct pems_config cfg = *pems_current_config();
+	struct pems_config cfg = job->cfg ? *job->cfg : *pems_current_config();
 	struct pems_output out;
 	uint64_t bytes = 0;
 	int rc;
@@ -872,11 +868,11 @@ int pems_sort(const struct pems_sort_job *job)
 		fprintf(stderr, "pems: error: sort: %s: %s\n", job->in, strerror(-rc));
 		goto out_unlock;
 	}
-	rc = pems_output_create(&out, true, bytes);
+	rc = pems_output_create(&out, &cfg, true, bytes);
 	if (rc)
 		goto out_close;
 	S.out = out.handle;
-	rc = run(job);
+	rc = run(job, &cfg);
 	rc = pems_output_commit(&out, rc, false, 0);
 	if (rc)
 		fprintf(stderr, "pems: error: sort: finishing %s: %s\n", job->out, pems_strerror(rc));
