@@ -118,7 +118,9 @@ wait $pid 2>/dev/null
 if [[ -f o3.pems-ckpt/manifest ]]; then
 	"$RUN" resume o3.pems-ckpt >/dev/null 2>&1 &
 	pid=$!
-	if wait_lock o3.pems-ckpt/lock $pid; then
+	# the resumed run holds OUT's lock (the resumer's own check of the
+	# checkpoint's lock writes the same PID, before the exec)
+	if wait_lock o3.pems-lock $pid; then
 		kill -STOP $pid
 		second_refuses "two resumes" $pid "$RUN" resume o3.pems-ckpt
 		if [[ -f o3.pems-ckpt/manifest ]]; then
