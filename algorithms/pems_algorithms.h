@@ -82,6 +82,79 @@ struct pems_aggregate_shape {
 void pems_aggregate_shape(struct pems_aggregate_shape *s);
 
 /*
+ * Cost plans: a job's supersteps as a cost model sees them (model/,
+ * pems-run model), each written next to its algorithm from the same
+ * constants (sort/sort_cost.c, aggregate/agg_cost.c, sgd/sgd_cost.c), so
+ * a change to an algorithm changes its plan in the same place.  The
+ * plan says what moves and what is computed; the model prices it.
+ */
+#define PEMS_COST_MAXSTEPS 8
+#define PEMS_COST_MAXWORK 3
+
+/* Kernel work by kind, in the units a model measures a rate for. */
+enum pems_work {
+	PEMS_WORK_SORT_PART,	/* bytes classified, scattered, sent (per format) */
+	PEMS_WORK_SORT_LOCAL,	/* bytes radix-sorted and written (per format) */
+	PEMS_WORK_COPY,		/* bytes of plain copies */
+	PEMS_WORK_AGG_HASH,	/* rows hashed into states (pre-aggregation) */
+	PEMS_WORK_AGG_RAW,	/* rows passed on raw */
+	PEMS_WORK_AGG_MERGE,	/* rows and states an owner receives; at: groups per VP */
+	PEMS_WORK_AGG_COMPACT,	/* groups compacted into states */
+	PEMS_WORK_AGG_WRITE,	/* parked rows walked by the write */
+	PEMS_WORK_AGG_FMT,	/* groups finalized and formatted; at: groups per VP */
+	PEMS_WORK_SGD,		/* rows * dim of gradient steps */
+};
+
+/* The job: its input and what the planner chose. */
+struct pems_cost_job {
+	double bytes;		/* input bytes */
+	unsigned p, v;		/* ranks, VPs */
+	enum pems_format fmt;	/* sort: PEMS_FMT_U64 or PEMS_FMT_REC100 */
+	double groups, line;	/* aggregate (kv, count,sum): keys, output bytes per group */
+	unsigned dim, epochs, shards, local_steps;	/* sgd over dense rows */
+	bool sync_bsp;
+	double batch;
+};
+
+/* One superstep (or @reps identical ones); bytes and counts of all ranks
+ * unless marked. */
+struct pems_cost_step {
+	const char *name;
+	double reps;
+	unsigned nwork;
+	struct { enum pems_work kind; double amount, at; } work[PEMS_COST_MAXWORK];
+	double sort_keys;	/* 24-byte keys VP 0 sorts alone (qsort) */
+	double file_r, file_w;	/* bytes through pems_file_* */
+	bool file_async;	/* ... in pieces while the VP computes */
+	bool file_alloc;	/* file_w lands in blocks allocated ahead */
+	double reqs;		/* synchronous pems_file_* calls */
+	double msg_r, msg_w;	/* bytes of message store read / written */
+	double rand_r;		/* random 4 KiB reads */
+	double xfer;		/* bytes crossing ranks */
+	double coll;		/* collective bytes one rank receives */
+};
+
+struct pems_cost_plan {
+	unsigned n;
+	struct pems_cost_step s[PEMS_COST_MAXSTEPS];
+};
+
+/* The supersteps of @j into @pl; -EINVAL for a job the algorithm cannot
+ * run (a format it does not sort, no VPs). */
+int pems_sort_cost(const struct pems_cost_job *j, struct pems_cost_plan *pl);
+int pems_aggregate_cost(const struct pems_cost_job *j, struct pems_cost_plan *pl);
+int pems_sgd_cost(const struct pems_cost_job *j, struct pems_cost_plan *pl);
+/* The plan sgd makes of v, k and the message memory for @shards shards
+ * (v = shards, k = the cores, msg_mem = M/8 up to 64 MiB), without the
+ * budget check (its contexts are small). */
+int pems_sgd_plan(struct pems_config *cfg, unsigned shards, const struct pems_plan_env *env);
+/* For writing plans (cost.c): append a superstep named @name (one rep,
+ * nothing moved) and return it, NULL when the plan is full; add @amount
+ * of work @kind at @at to it (dropped when its work list is full). */
+struct pems_cost_step *pems_cost_add(struct pems_cost_plan *pl, const char *name);
+void pems_cost_work(struct pems_cost_step *s, enum pems_work kind, double amount, double at);
+
+/*
  * A job's output (output.c).  pems_output_lock first, before any work: an
  * exclusive lock on <out>.pems-lock (several ranks: <out>.pems-lock.RANK)
  * held until commit or unlock; a second job for the same OUT gets -EBUSY

@@ -16,7 +16,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "runtime.h"
+#include "rt.h"
+#include "ctx.h"
+#include "ckpt.h"
 
 #define MAXF 256
 #define INFLIGHT 8

@@ -23,7 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "runtime.h"
+#include "rt.h"
 
 /* The PID the holder wrote (0 if none yet: it is between flock and write). */
 static long holder_pid(int fd)

@@ -570,27 +570,34 @@ static int check_agg(struct gb_query *q, struct gb_agg *a)
 	}
 }
 
-static size_t state_bytes(const struct gb_agg *a)
+/* bytes of @a's fixed state; *align 16 when it holds a long double or
+ * an __int128, else 8 */
+static size_t state_bytes(const struct gb_agg *a, size_t *align)
 {
+	*align = 16;
 	switch (a->fn) {
-	case F_COUNT_STAR:
-	case F_COUNT:
-		return 16;
 	case F_SUM:
 	case F_AVG:
 	case F_MIN:
 	case F_MAX:
-		return 32;	/* 16-byte sum / value, count */
+		return 24;	/* 16-byte sum / 8-byte value, u64 count / has at 16 */
 	case F_SD:
 		return 48;	/* n, mean, m2 (long double) */
 	case F_CORR:
 		return 96;	/* n, mx, my, m2x, m2y, cxy */
+	default:
+		break;
+	}
+	*align = 8;
+	switch (a->fn) {
+	case F_COUNT_STAR:
+	case F_COUNT:
+	case F_SMIN:
+	case F_SMAX:
+		return 8;	/* n, or 1 + the index of the best string in its list */
 	case F_TOP:
 	case F_BOTTOM:
 		return 16 + 8 * a->n;	/* count, N values */
-	case F_SMIN:
-	case F_SMAX:
-		return 16;	/* 1 + the index of the best value in its list */
 	default:
 		return 0;	/* a value list */
 	}
@@ -601,18 +608,30 @@ int gb_query_types(struct gb_query *q)
 	unsigned i;
 	size_t off = 0;
 
+	unsigned pass;
+
 	q->nlists = 0;
 	for (i = 0; i < q->naggs; i++) {
 		struct gb_agg *a = &q->agg[i];
-		size_t b;
 
 		if (check_agg(q, a))
 			return -EINVAL;
-		b = state_bytes(a);
-		a->off = off;
-		off += (b + 15) & ~(size_t)15;
 		a->list = a->fn >= F_MEDIAN ? (int)q->nlists++ : -1;
 	}
-	q->state_size = off;
+	/* the 16-aligned states first, then the 8-byte ones fill the gaps:
+	 * sum(v3),count(*) takes 32 bytes */
+	for (pass = 16; pass >= 8; pass -= 8) {
+		for (i = 0; i < q->naggs; i++) {
+			struct gb_agg *a = &q->agg[i];
+			size_t align, b = state_bytes(a, &align);
+
+			if (align != pass || !b)
+				continue;
+			off = (off + align - 1) & ~(align - 1);
+			a->off = off;
+			off += b;
+		}
+	}
+	q->state_size = (off + 15) & ~(size_t)15;
 	return 0;
 }

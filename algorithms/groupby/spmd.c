@@ -452,6 +452,22 @@ static void write_part(unsigned pid, const struct gb_vpinfo *all, const char *pa
 		GB.out_total = off + n;
 }
 
+/* The formatted part crosses the allgather's sync in the message store
+ * (an exchange to itself), not in the context: it lies above the freed
+ * table and received groups, so the context written back would hold all
+ * of them.  After the sync *part is the delivered copy. */
+static void park(char **part, size_t n, size_t *bytes)
+{
+	size_t *counts = pems_calloc(GB.v, sizeof(*counts));
+	char *old = *part;
+
+	counts[bsp_pid()] = n;
+	*part = NULL;
+	pems_exchange(old, counts, (void **)part, bytes, NULL);
+	pems_free(old);
+	pems_free(counts);
+}
+
 void gb_spmd(void *arg)
 {
 	unsigned pid = bsp_pid(), v = GB.v;
@@ -480,6 +496,7 @@ void gb_spmd(void *arg)
 	part = merge(pid, recv, rbytes, info, &nout);
 	pems_free(recv);
 	info->out_bytes = nout;
+	park(&part, nout, &rbytes);
 	all = pems_malloc((size_t)v * sizeof(*all));
 	pems_allgather(info, all, sizeof(*info));
 	if (!gb_report(all, v))

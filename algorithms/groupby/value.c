@@ -229,15 +229,14 @@ size_t gb_key_get(const uint8_t *k, enum gb_type t, struct gb_val *v, char *scra
 		return 9;
 	}
 	for (;;) {	/* find the 0x00 0x00 end */
-		if (k[n] == 0 && k[n + 1] == 0)
+		const uint8_t *z = rawmemchr(k + n, 0);	/* the end is there */
+
+		len += (size_t)(z - (k + n));
+		n = (size_t)(z - k);
+		if (k[n + 1] == 0)
 			break;
-		if (k[n] == 0) {
-			esc = true;
-			n += 2;
-			len++;
-			continue;
-		}
-		n++;
+		esc = true;
+		n += 2;
 		len++;
 	}
 	if (!esc) {
@@ -273,9 +272,52 @@ char *gb_put_i128(char *p, __int128 v)
 	return p;
 }
 
+/* d as an integer number r of 10^-k (k <= 8) when r / 10^k rounds to d
+ * and r has at most 15 digits: that decimal, trailing zeros dropped, is
+ * then the shortest that reads back as d (15 digits name one double).
+ * The usual case (prices, measurements, their sums) without printf's
+ * multi-precision path.  NULL when d is not such a number. */
+static char *put_decimal(char *p, double d)
+{
+	unsigned k;
+
+	if (!(d > -1e15 && d < 1e15))
+		return NULL;
+	for (k = 0; k <= 8; k++) {
+		double r = nearbyint(d * P10[k]);
+		uint64_t u, ip, fp;
+		unsigned n = k;
+
+		if (r / P10[k] != d)
+			continue;
+		if (fabs(r) >= 1e15)
+			return NULL;
+		if (r < 0)
+			*p++ = '-';
+		u = (uint64_t)fabs(r);
+		ip = u / (uint64_t)P10[k];
+		fp = u % (uint64_t)P10[k];
+		p = gb_put_i128(p, ip);
+		if (!fp)
+			return p;
+		while (fp % 10 == 0) {
+			fp /= 10;
+			n--;
+		}
+		*p++ = '.';
+		for (unsigned i = n; i > 0; i--) {
+			p[i - 1] = (char)('0' + fp % 10);
+			fp /= 10;
+		}
+		return p + n;
+	}
+	return NULL;
+}
+
 char *gb_put_f64(char *p, double d)
 {
 	int prec, n = 0;
+	char *p2;
 
 	if (isnan(d))
 		return memcpy(p, "nan", 3), p + 3;
@@ -285,6 +327,9 @@ char *gb_put_f64(char *p, double d)
 	}
 	if (d == 0)
 		d = 0;
+	p2 = put_decimal(p, d);
+	if (p2)
+		return p2;
 	for (prec = 15; prec <= 17; prec++) {
 		n = snprintf(p, 32, "%.*g", prec, d);
 		if (strtod(p, NULL) == d)
