@@ -8,6 +8,7 @@
 #ifndef PEMS_ALGORITHMS_H
 #define PEMS_ALGORITHMS_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -462,5 +463,62 @@ int pems_sgd_model_write(const char *path, enum pems_sgd_model model,
 			 uint32_t dim, const double *w);
 int pems_sgd_model_read(const char *path, enum pems_sgd_model *model,
 			uint32_t *dim, double **w);
+
+/* ---- input and output paths (outpath.c) ----
+ *
+ * Output cases (never is a device node, symlink or FIFO replaced by a
+ * regular file): a regular file or new name is written under a
+ * temporary name beside it and renamed; a symlink is written through;
+ * '-', a FIFO, char device or socket gets a scratch file that is copied
+ * to it in order after the run; a directory is refused (-EISDIR).
+ * Each function prints its failure through @say and returns -errno. */
+
+/* printf-like: prints one error message */
+typedef void (*pems_say_fn)(const char *fmt, ...);
+
+struct pems_outpath {
+	const char *arg;	/* OUT as given ("-": stdout) */
+	char path[4096];	/* the regular file the run writes */
+	bool stream;		/* path is scratch, copied to arg at the end */
+};
+
+/* Copy stdin to a new scratch file @path (removed on abort). */
+int pems_spool_stdin(pems_say_fn say, const struct pems_config *cfg, char *path, size_t len);
+/* Resolve and check OUT (@arg) before any work. */
+int pems_out_prepare(pems_say_fn say, struct pems_outpath *o, const char *arg,
+		     const struct pems_config *cfg);
+/* After the run (@ok: it succeeded): stream the scratch output to OUT
+ * and remove it. */
+int pems_out_finish(pems_say_fn say, struct pems_outpath *o, bool ok);
+/* @path (a file the run will write, e.g. --stats-json) can be written:
+ * not a directory, writable, or creatable; @what names it. */
+int pems_out_writable(pems_say_fn say, const char *cmd, const char *what, const char *path);
+/* The directory of @path exists and is writable. */
+int pems_out_dir_check(pems_say_fn say, const char *cmd, const char *path);
+
+/* ---- checking a sorted file (verify.c) ---- */
+
+/* One file to check: path, f, rsz, stop (shared by both) and
+ * pems_record_scan_init(&rs, ...) set by the caller; the rest is the
+ * result. */
+struct pems_verify {
+	const char *path;
+	const struct pems_record_format *f;
+	size_t rsz;
+	/* progress (may be NULL); progress_end before any message */
+	void (*progress)(const char *phase, uint64_t done, uint64_t total, void *arg);
+	void (*progress_end)(void *arg);
+	void *progress_arg;
+	atomic_bool *stop;		/* set: give up (the other scan failed) */
+	struct pems_record_scan rs;	/* order, well-formedness, checksum */
+	int err;		/* -errno of a read failure */
+	const char *kind;	/* not a file pems reads: what it is */
+	bool bad_size;
+	uint64_t size;		/* file bytes */
+};
+
+/* Check that @f is sorted and, when in->path, holds @in's records (both
+ * scanned at once); 0, or -EINVAL with the reason said through @say. */
+int pems_verify(pems_say_fn say, struct pems_verify *f, struct pems_verify *in);
 
 #endif

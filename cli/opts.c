@@ -3,7 +3,6 @@
  * pems-run subcommands.
  */
 #include <errno.h>
-#include <libgen.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -413,23 +412,5 @@ uint64_t cli_peak_rss(void)
 
 int cli_check_out_dir(const char *cmd, const char *path)
 {
-	char *copy = strdup(path);
-	const char *dir;
-	int rc = 0;
-
-	if (!copy) {
-		cli_error("%s: %s", cmd, strerror(ENOMEM));
-		return -ENOMEM;
-	}
-	dir = dirname(copy);
-	if (access(dir, W_OK | X_OK)) {
-		rc = -errno;
-		if (rc == -ENOENT || rc == -ENOTDIR)
-			cli_error("%s: output directory '%s' does not exist", cmd, dir);
-		else
-			cli_error("%s: output directory '%s' is not writable: %s",
-				  cmd, dir, strerror(-rc));
-	}
-	free(copy);
-	return rc;
+	return pems_out_dir_check(cli_error, cmd, path);
 }

@@ -11,7 +11,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "cli.h"
-#include "sort_io.h"
 
 static const char sort_help_head[] =
 	"Usage: pems-run sort [options] [IN [OUT]]\n"
@@ -369,15 +368,19 @@ static int run_sort(struct sort_args *a, const char *out, struct cli_progress *p
 }
 
 /* Checks before any work, stdin spooled; returns an exit status. */
-static int prepare(struct sort_args *a, struct sort_out *o)
+static int prepare(struct sort_args *a, struct pems_outpath *o)
 {
 	int rc;
 
-	if (a->rt.stats_json && sort_check_writable("sort", "--stats-json file", a->rt.stats_json))
+	if (a->rt.stats_json &&
+	    pems_out_writable(cli_error, "sort", "--stats-json file", a->rt.stats_json))
 		return CLI_EXIT_FAIL;
-	rc = sort_out_prepare(o, a->out, &a->rt.cfg);
-	if (!rc && !strcmp(a->in, "-")) {
-		rc = sort_spool_stdin(&a->rt.cfg, a->spool, sizeof(a->spool));
+	rc = pems_out_prepare(cli_error, o, a->out, &a->rt.cfg);
+	if (rc)
+		return rc == -EISDIR ? CLI_EXIT_USAGE : CLI_EXIT_FAIL;
+	if (!strcmp(a->in, "-")) {
+		if (pems_spool_stdin(cli_error, &a->rt.cfg, a->spool, sizeof(a->spool)))
+			rc = CLI_EXIT_FAIL;
 		a->in = a->spool;
 	}
 	if (!rc)
@@ -390,7 +393,7 @@ static int prepare(struct sort_args *a, struct sort_out *o)
 int cli_sort_main(int argc, char **argv)
 {
 	struct sort_args a;
-	struct sort_out o;
+	struct pems_outpath o;
 	struct cli_progress prog;
 	double t0;
 	int rc;
@@ -413,7 +416,7 @@ int cli_sort_main(int argc, char **argv)
 	cli_progress_clear(&prog);
 	if (rc && rc != -PEMS_E_BUDGET && rc != -EINVAL)	/* those were explained */
 		cli_error("sort: sorting '%s' failed: %s", a.in, pems_strerror(rc));
-	if (sort_out_finish(&o, !rc) && !rc)
+	if (pems_out_finish(cli_error, &o, !rc) && !rc)
 		rc = -EIO;
 	if (!rc)
 		rc = sort_report(&a, t0);

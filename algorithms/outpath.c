@@ -1,6 +1,10 @@
 /*
- * sort_io.c - where `pems-run sort` reads and writes: stdin spooled to
- * scratch, and the output path resolved before any work starts.
+ * outpath.c - where a run reads and writes: stdin spooled to scratch,
+ * and the output path resolved and checked before any work starts (the
+ * sort and the CLI's other commands share these rules).
+ *
+ * Messages go through the caller's @say ("<cmd>: <what>: <why>"); the
+ * functions return 0 or -errno.
  *
  * Output cases (never is a device node, symlink or FIFO replaced by a
  * regular file):
@@ -17,12 +21,12 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "cli.h"
-#include "sort_io.h"
+#include "pems_algorithms.h"
 
 #define COPY_BLOCK (1u << 20)
 
@@ -79,7 +83,7 @@ static int copy_fd(int from, int to, bool *werr)
 	return rc;
 }
 
-int sort_spool_stdin(const struct pems_config *cfg, char *path, size_t len)
+int pems_spool_stdin(pems_say_fn say, const struct pems_config *cfg, char *path, size_t len)
 {
 	const char *dir = scratch_dir(cfg);
 	int fd, rc;
@@ -88,9 +92,10 @@ int sort_spool_stdin(const struct pems_config *cfg, char *path, size_t len)
 	snprintf(path, len, "%s/pems-sort-stdin.%d", dir, (int)getpid());
 	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (fd < 0) {
-		cli_error("sort: cannot spool stdin to scratch dir '%s': %s (choose another with --tmp)",
-			  dir, strerror(errno));
-		return CLI_EXIT_FAIL;
+		rc = -errno;
+		say("sort: cannot spool stdin to scratch dir '%s': %s (choose another with --tmp)",
+		    dir, strerror(-rc));
+		return rc;
 	}
 	pems_remove_on_abort(path);
 	rc = copy_fd(0, fd, &werr);
@@ -100,13 +105,13 @@ int sort_spool_stdin(const struct pems_config *cfg, char *path, size_t len)
 	if (rc) {
 		unlink(path);
 		if (werr)
-			cli_error("sort: spooling stdin to '%s': %s (choose a scratch dir with room with --tmp)",
-				  path, strerror(-rc));
+			say("sort: spooling stdin to '%s': %s (choose a scratch dir with room with --tmp)",
+			    path, strerror(-rc));
 		else
-			cli_error("sort: reading stdin: %s", strerror(-rc));
-		return CLI_EXIT_FAIL;
+			say("sort: reading stdin: %s", strerror(-rc));
+		return rc;
 	}
-	return CLI_EXIT_OK;
+	return 0;
 }
 
 /* The target of the dangling symlink @link as a path. */
@@ -126,63 +131,67 @@ static int link_target(const char *link, char *out, size_t len)
 }
 
 /* A regular output at @path: its directory must take the temporary. */
-static int regular_out(struct sort_out *o, const char *path)
+static int regular_out(pems_say_fn say, struct pems_outpath *o, const char *path)
 {
 	snprintf(o->path, sizeof(o->path), "%s", path);
-	if (cli_check_out_dir("sort", o->path))
-		return CLI_EXIT_FAIL;
-	return CLI_EXIT_OK;
+	return pems_out_dir_check(say, "sort", o->path);
 }
 
-int sort_out_prepare(struct sort_out *o, const char *arg, const struct pems_config *cfg)
+int pems_out_prepare(pems_say_fn say, struct pems_outpath *o, const char *arg,
+		     const struct pems_config *cfg)
 {
 	char real[PATH_MAX];
 	struct stat st, lst;
+	int rc;
 
 	memset(o, 0, sizeof(*o));
 	o->arg = arg;
-	if (strcmp(arg, "-") && !stat(arg, &st) && S_ISDIR(st.st_mode))
-		return cli_usage("sort: output '%s' is a directory; give a file name", arg);
+	if (strcmp(arg, "-") && !stat(arg, &st) && S_ISDIR(st.st_mode)) {
+		say("sort: output '%s' is a directory; give a file name", arg);
+		return -EISDIR;
+	}
 	if (!strcmp(arg, "-") || (!stat(arg, &st) && !S_ISREG(st.st_mode))) {
 		if (strcmp(arg, "-") && access(arg, W_OK)) {
-			cli_error("sort: cannot write output '%s': %s", arg, strerror(errno));
-			return CLI_EXIT_FAIL;
+			rc = -errno;
+			say("sort: cannot write output '%s': %s", arg, strerror(-rc));
+			return rc;
 		}
 		o->stream = true;
 		snprintf(o->path, sizeof(o->path), "%s/pems-sort-out.%d", scratch_dir(cfg),
 			 (int)getpid());
-		if (cli_check_out_dir("sort", o->path))
-			return CLI_EXIT_FAIL;
-		return CLI_EXIT_OK;
+		return pems_out_dir_check(say, "sort", o->path);
 	}
 	if (!stat(arg, &st)) {	/* a regular file, perhaps through links */
 		if (access(arg, W_OK)) {
-			cli_error("sort: cannot write output '%s': %s", arg, strerror(errno));
-			return CLI_EXIT_FAIL;
+			rc = -errno;
+			say("sort: cannot write output '%s': %s", arg, strerror(-rc));
+			return rc;
 		}
 		if (!realpath(arg, real)) {
-			cli_error("sort: output '%s': %s", arg, strerror(errno));
-			return CLI_EXIT_FAIL;
+			rc = -errno;
+			say("sort: output '%s': %s", arg, strerror(-rc));
+			return rc;
 		}
-		return regular_out(o, real);
+		return regular_out(say, o, real);
 	}
 	if (!lstat(arg, &lst) && S_ISLNK(lst.st_mode)) {
 		if (link_target(arg, real, sizeof(real))) {
-			cli_error("sort: output '%s': %s", arg, strerror(errno));
-			return CLI_EXIT_FAIL;
+			rc = -errno;
+			say("sort: output '%s': %s", arg, strerror(-rc));
+			return rc;
 		}
-		return regular_out(o, real);
+		return regular_out(say, o, real);
 	}
-	return regular_out(o, arg);
+	return regular_out(say, o, arg);
 }
 
-int sort_out_finish(struct sort_out *o, int ok)
+int pems_out_finish(pems_say_fn say, struct pems_outpath *o, bool ok)
 {
 	int in, out, rc = 0;
 	bool werr;
 
 	if (!o->stream)
-		return CLI_EXIT_OK;
+		return 0;
 	if (ok) {
 		in = open(o->path, O_RDONLY | O_CLOEXEC);
 		out = strcmp(o->arg, "-") ? open(o->arg, O_WRONLY | O_CLOEXEC) : 1;
@@ -197,27 +206,51 @@ int sort_out_finish(struct sort_out *o, int ok)
 		if (out > 2)
 			close(out);
 		if (rc)
-			cli_error("sort: %s '%s': %s", werr ? "writing" : "reading",
-				  werr ? o->arg : o->path, strerror(-rc));
+			say("sort: %s '%s': %s", werr ? "writing" : "reading",
+			    werr ? o->arg : o->path, strerror(-rc));
 	}
 	unlink(o->path);
-	return rc ? CLI_EXIT_FAIL : CLI_EXIT_OK;
+	return rc;
 }
 
-int sort_check_writable(const char *cmd, const char *what, const char *path)
+int pems_out_writable(pems_say_fn say, const char *cmd, const char *what, const char *path)
 {
 	struct stat st;
 
 	if (!stat(path, &st)) {
 		if (S_ISDIR(st.st_mode)) {
-			cli_error("%s: %s '%s' is a directory", cmd, what, path);
-			return CLI_EXIT_FAIL;
+			say("%s: %s '%s' is a directory", cmd, what, path);
+			return -EISDIR;
 		}
 		if (access(path, W_OK)) {
-			cli_error("%s: cannot write %s '%s': %s", cmd, what, path, strerror(errno));
-			return CLI_EXIT_FAIL;
+			int rc = -errno;
+
+			say("%s: cannot write %s '%s': %s", cmd, what, path, strerror(-rc));
+			return rc;
 		}
-		return CLI_EXIT_OK;
+		return 0;
 	}
-	return cli_check_out_dir(cmd, path) ? CLI_EXIT_FAIL : CLI_EXIT_OK;
+	return pems_out_dir_check(say, cmd, path);
+}
+
+int pems_out_dir_check(pems_say_fn say, const char *cmd, const char *path)
+{
+	char *copy = strdup(path);
+	const char *dir;
+	int rc = 0;
+
+	if (!copy) {
+		say("%s: %s", cmd, strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	dir = dirname(copy);
+	if (access(dir, W_OK | X_OK)) {
+		rc = -errno;
+		if (rc == -ENOENT || rc == -ENOTDIR)
+			say("%s: output directory '%s' does not exist", cmd, dir);
+		else
+			say("%s: output directory '%s' is not writable: %s", cmd, dir, strerror(-rc));
+	}
+	free(copy);
+	return rc;
 }
