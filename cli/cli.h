@@ -177,15 +177,7 @@ int cli_gen_main(int argc, char **argv);
 int cli_verify_main(int argc, char **argv);
 int cli_sort_main(int argc, char **argv);
 int cli_aggregate_main(int argc, char **argv);
-/* gen --format kv (gen_kv.c) */
-int cli_gen_kv_main(int argc, char **argv);
-/* gen --format groupby: the db-benchmark G1 table (gen_groupby.c) */
-int cli_gen_groupby_main(int argc, char **argv);
 int cli_sgd_main(int argc, char **argv);
-/* gen --format lines|csv (gen_text.c) */
-int cli_gen_text_main(int argc, char **argv);
-/* gen --format dense|libsvm (gen_sgd.c) */
-int cli_gen_sgd_main(int argc, char **argv);
 /* model calibrate|predict|project (model.c) */
 int cli_model_main(int argc, char **argv);
 
