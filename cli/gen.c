@@ -206,7 +206,6 @@ static int gen_parse(int argc, char **argv, const struct gen_front *f, struct ge
 			NULL, CLI_OPT_FIRST_LOCAL + i };
 	longopts[i++] = (struct option){ "help", no_argument, NULL, CLI_OPT_HELP };
 	longopts[i] = (struct option){ NULL, 0, NULL, 0 };
-	optind = 1;
 	rc = cli_getopt(argc, argv, "gen", longopts, help, gen_option, &g);
 	if (!rc)
 		rc = f->check(a);
@@ -558,15 +557,17 @@ static const struct gen_front *gen_front(int argc, char **argv)
 	return &fronts[0];
 }
 
+static const struct gen_args gen_defaults = {
+	.r = { .seed = 1, .skew = PEMS_GEN_UNIFORM },
+	.kv = { .groups = 1000, .seed = 1 },
+	.s = { .seed = 1 },
+	.t = { .seed = 1 },
+	.gb = { .k = 100, .seed = 1 },
+};
+
 int cli_gen_main(int argc, char **argv)
 {
-	struct gen_args a = {
-		.r = { .seed = 1, .skew = PEMS_GEN_UNIFORM },
-		.kv = { .groups = 1000, .seed = 1 },
-		.s = { .seed = 1 },
-		.t = { .seed = 1 },
-		.gb = { .k = 100, .seed = 1 },
-	};
+	struct gen_args a = gen_defaults;
 	const struct gen_front *f = gen_front(argc, argv);
 	int rc = gen_parse(argc, argv, f, &a);
 

@@ -5,7 +5,7 @@
 
 int fuzz_cli_verify(int argc, char **argv)
 {
-	struct scan f = { 0 }, in = { 0 };
+	struct pems_verify f = { 0 }, in = { 0 };
 	enum pems_format fmt;
 	bool quiet = false;
 
