@@ -59,7 +59,7 @@ N=$(stat -c %s "$IN")
 # row IMPL LOG [TRAFFIC_N] [SHA1]: the line and the csv row of a cg_measure
 row() {
 	local impl=$1 log=$2 tr=${3:-} sha=${4:-} mbps
-	mbps=$(awk -v n="$N" -v s="$M_SECS" 'BEGIN { printf "%.1f", s > 0 ? n / s / 1e6 : 0 }')
+	mbps=$(awk -v n="$N" -v s="$M_SECS" 'BEGIN { printf "%.1f", (s > 0 ? n / s / 1e6 : 0) }')
 	echo "sort_text $impl bytes=$N secs=$M_SECS mbps=$mbps rss=$((M_RSS >> 20))MiB" \
 		"cg_peak=$((M_PEAK >> 20))MiB${tr:+ traffic=${tr}N}${sha:+ sha1=$sha} $M_STATUS"
 	echo "sort_text,$impl,$N,$(to_bytes "$MEM"),1,1,$M_SECS,$mbps,$M_RSS,$M_PEAK,$M_RC,$M_STATUS,${sha}" >>"$CSV"
@@ -145,8 +145,8 @@ fi
 ratio() {	# ratio NAME PEER TARGET: peer secs / pems secs
 	[[ -n ${SECS[pems]:-} && -n ${SECS[$2]:-} ]] || return 0
 	awk -v a="${SECS[$2]}" -v b="${SECS[pems]}" -v n="$1" -v t="$3" 'BEGIN {
-		r = b > 0 ? a / b : 0
-		printf "sort_text ratio %s=%.2f (target >= %s) %s\n", n, r, t, r >= t ? "met" : "NOT met" }'
+		r = (b > 0 ? a / b : 0)
+		printf "sort_text ratio %s=%.2f (target >= %s) %s\n", n, r, t, (r >= t ? "met" : "NOT met") }'
 }
 ratio gnu/pems gnu 5
 ratio duckdb/pems duckdb 2
