@@ -106,6 +106,8 @@ static int plan(struct pems_config *cfg, uint64_t bytes)
 
 	if (rc)
 		return rc;
+	if (cfg->procs < env.nranks * cfg->threads)	/* every rank gets VPs */
+		cfg->procs = env.nranks * cfg->threads;
 	if (cfg->procs > 65535)	/* bucket numbers are 16-bit */
 		cfg->procs = 65535;
 	if (!cfg->procs)
