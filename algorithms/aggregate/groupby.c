@@ -250,113 +250,173 @@ static inline uint64_t part_key(const uint8_t *p)
 
 /* Bucket the received rows and partials by key range in one pass, then
  * sort each bucket in cache (see the design block, gb 1). */
-static void absorb(struct pems_groupby *g, uint8_t *recv, size_t bytes)
+/* The owner's buckets over the received keys [lo, hi]: bucket b holds
+ * the keys with (key - lo) >> shift == b; per bucket, how many raw rows
+ * and partials fall in it and (after absorb_place) where its run ends. */
+struct buckets {
+	uint64_t lo;
+	unsigned shift;
+	size_t nb, maxb;	/* buckets; rows of the largest run */
+	size_t nraw, npart;
+	size_t *rcnt, *pcnt, *rpos, *ppos;
+};
+
+/* Walk the received chunks: fn(arg, key, p, raw) for every raw row and
+ * partial, in arrival order. */
+static inline __attribute__((always_inline)) void
+each_received(const struct pems_groupby *g, const uint8_t *recv, size_t bytes,
+	      void (*fn)(void *arg, uint64_t key, const uint8_t *p, bool raw), void *arg)
 {
-	size_t slot = g->sp.slot, off, nraw = 0, npart = 0, i, nb, b, maxb = 0;
-	uint64_t lo = UINT64_MAX, hi = 0, span;
-	unsigned bits = 0, nbits = 0, shift;
-	size_t *rpos, *ppos, *rcnt, *pcnt;
-	struct agg_pair *tmp;
-	uint32_t *cnt;
+	size_t slot = g->sp.slot, off, i;
 	struct chunk_hdr h;
 
 	for (off = 0; off < bytes;) {
 		const uint8_t *p = recv + off + sizeof(h);
 
 		memcpy(&h, recv + off, sizeof(h));
-		for (i = 0; i < h.nraw; i++) {
-			uint64_t k = part_key(p + i * sizeof(struct agg_pair));
-
-			lo = k < lo ? k : lo;
-			hi = k > hi ? k : hi;
-		}
-		p += h.nraw * sizeof(struct agg_pair);
-		for (i = 0; i < h.npart; i++) {
-			uint64_t k = part_key(p + i * slot);
-
-			lo = k < lo ? k : lo;
-			hi = k > hi ? k : hi;
-		}
-		nraw += h.nraw;
-		npart += h.npart;
+		for (i = 0; i < h.nraw; i++, p += sizeof(struct agg_pair))
+			fn(arg, part_key(p), p, true);
+		for (i = 0; i < h.npart; i++, p += slot)
+			fn(arg, part_key(p), p, false);
 		off += sizeof(h) + h.nraw * sizeof(struct agg_pair) + h.npart * slot;
 	}
-	if (nraw + npart == 0)
-		lo = hi = 0;
-	span = hi - lo;
-	while (bits < 64 && (span >> bits))
-		bits++;
-	while (nbits < BUCKET_BITS && ((size_t)BUCKET << nbits) < nraw + npart)
+}
+
+struct key_span {
+	uint64_t lo, hi;
+	size_t nraw, npart;
+};
+
+static void span_fn(void *arg, uint64_t k, const uint8_t *p, bool raw)
+{
+	struct key_span *s = arg;
+
+	(void)p;
+	s->lo = k < s->lo ? k : s->lo;
+	s->hi = k > s->hi ? k : s->hi;
+	if (raw)
+		s->nraw++;
+	else
+		s->npart++;
+}
+
+static void count_fn(void *arg, uint64_t k, const uint8_t *p, bool raw)
+{
+	struct buckets *bk = arg;
+
+	(void)p;
+	if (raw)
+		bk->rcnt[(k - bk->lo) >> bk->shift]++;
+	else
+		bk->pcnt[(k - bk->lo) >> bk->shift]++;
+}
+
+/* Size the buckets to the keys' span and count what falls in each. */
+static void buckets_count(struct buckets *bk, const struct pems_groupby *g, const uint8_t *recv,
+			  size_t bytes)
+{
+	struct key_span s = { UINT64_MAX, 0, 0, 0 };
+	unsigned bits, nbits;
+	uint64_t span;
+	size_t b, r, p;
+
+	each_received(g, recv, bytes, span_fn, &s);
+	if (s.nraw + s.npart == 0)
+		s.lo = s.hi = 0;
+	/* bits = width of span (0..64); nbits >= 1 keeps shift <= 63, so
+	 * every (key - lo) >> shift is defined and below 2^nbits (a span
+	 * of 2^63 or more over few rows would otherwise shift by 64) */
+	span = s.hi - s.lo;
+	bits = span ? 64 - (unsigned)__builtin_clzll(span) : 0;
+	nbits = 1;
+	while (nbits < BUCKET_BITS && ((size_t)BUCKET << nbits) < s.nraw + s.npart)
 		nbits++;
-	shift = bits > nbits ? bits - nbits : 0;
-	nb = (size_t)(span >> shift) + 1;
-	rcnt = pems_calloc(nb, sizeof(*rcnt));
-	pcnt = pems_calloc(nb, sizeof(*pcnt));
-	rpos = pems_malloc(nb * sizeof(*rpos));
-	ppos = pems_malloc(nb * sizeof(*ppos));
-	for (off = 0; off < bytes;) {
-		const uint8_t *p = recv + off + sizeof(h);
-
-		memcpy(&h, recv + off, sizeof(h));
-		for (i = 0; i < h.nraw; i++)
-			rcnt[(part_key(p + i * sizeof(struct agg_pair)) - lo) >> shift]++;
-		p += h.nraw * sizeof(struct agg_pair);
-		for (i = 0; i < h.npart; i++)
-			pcnt[(part_key(p + i * slot) - lo) >> shift]++;
-		off += sizeof(h) + h.nraw * sizeof(struct agg_pair) + h.npart * slot;
+	bk->lo = s.lo;
+	bk->shift = bits > nbits ? bits - nbits : 0;
+	bk->nb = (size_t)(span >> bk->shift) + 1;	/* <= 2^nbits */
+	bk->nraw = s.nraw;
+	bk->npart = s.npart;
+	bk->rcnt = pems_calloc(bk->nb, sizeof(*bk->rcnt));
+	bk->pcnt = pems_calloc(bk->nb, sizeof(*bk->pcnt));
+	bk->rpos = pems_malloc(bk->nb * sizeof(*bk->rpos));
+	bk->ppos = pems_malloc(bk->nb * sizeof(*bk->ppos));
+	each_received(g, recv, bytes, count_fn, bk);
+	for (b = 0, r = 0, p = 0, bk->maxb = 0; b < bk->nb; b++) {
+		bk->rpos[b] = r;
+		bk->ppos[b] = p;
+		r += bk->rcnt[b];
+		p += bk->pcnt[b];
+		bk->maxb = bk->rcnt[b] > bk->maxb ? bk->rcnt[b] : bk->maxb;
+		bk->maxb = bk->pcnt[b] > bk->maxb ? bk->pcnt[b] : bk->maxb;
 	}
-	for (b = 0, off = 0, i = 0; b < nb; b++) {
-		rpos[b] = off;
-		ppos[b] = i;
-		off += rcnt[b];
-		i += pcnt[b];
-		maxb = rcnt[b] > maxb ? rcnt[b] : maxb;
-		maxb = pcnt[b] > maxb ? pcnt[b] : maxb;
+}
+
+struct place {
+	struct pems_groupby *g;
+	struct buckets *bk;
+};
+
+static void place_fn(void *arg, uint64_t k, const uint8_t *p, bool raw)
+{
+	struct place *pl = arg;
+	struct pems_groupby *g = pl->g;
+	size_t b = (k - pl->bk->lo) >> pl->bk->shift, j;
+
+	if (raw) {
+		memcpy(&g->raw[pl->bk->rpos[b]++], p, sizeof(struct agg_pair));
+		return;
 	}
-	g->blob_bytes = nraw * sizeof(*g->raw) + npart * (slot + sizeof(*g->pidx));
-	g->blob = pems_malloc(g->blob_bytes + 1);
-	g->nraw = nraw;
-	g->npart = npart;
-	set_pointers(g);
-	for (off = 0; off < bytes;) {
-		const uint8_t *p = recv + off + sizeof(h);
+	j = pl->bk->ppos[b]++;
+	memcpy(g->part + j * g->sp.slot, p, g->sp.slot);
+	g->pidx[j].key = k;
+	g->pidx[j].val = j;
+}
 
-		memcpy(&h, recv + off, sizeof(h));
-		for (i = 0; i < h.nraw; i++, p += sizeof(struct agg_pair)) {
-			uint64_t k = part_key(p);
+/* Sort every bucket's raw rows and partial index in cache. */
+static void buckets_sort(struct pems_groupby *g, struct buckets *bk)
+{
+	size_t maxb = bk->maxb, b;
+	struct agg_pair *tmp;
+	uint32_t *cnt;
 
-			memcpy(&g->raw[rpos[(k - lo) >> shift]++], p, sizeof(struct agg_pair));
-		}
-		for (i = 0; i < h.npart; i++, p += slot) {
-			uint64_t k = part_key(p);
-			size_t j = ppos[(k - lo) >> shift]++;
-
-			memcpy(g->part + j * slot, p, slot);
-			g->pidx[j].key = k;
-			g->pidx[j].val = j;
-		}
-		off += sizeof(h) + h.nraw * sizeof(struct agg_pair) + h.npart * slot;
-	}
-	pems_free(recv);
-	/* rpos/ppos are now the ends of the buckets */
 	if (maxb > (size_t)BUCKET * 8)
 		maxb = (size_t)BUCKET * 8;	/* larger buckets: sort_big's MSD passes */
 	tmp = pems_malloc(maxb * sizeof(*tmp) + 1);
 	cnt = pems_malloc(((64 / DIGIT + 1) * sizeof(*cnt)) << DIGIT);
-	for (b = 0; b < nb; b++) {
-		struct agg_pair *arrs[2] = { g->raw + rpos[b] - rcnt[b], g->pidx + ppos[b] - pcnt[b] };
-		size_t ns[2] = { rcnt[b], pcnt[b] };
+	for (b = 0; b < bk->nb; b++) {
+		struct agg_pair *arrs[2] = { g->raw + bk->rpos[b] - bk->rcnt[b],
+					     g->pidx + bk->ppos[b] - bk->pcnt[b] };
+		size_t ns[2] = { bk->rcnt[b], bk->pcnt[b] };
 		unsigned a;
 
 		for (a = 0; a < 2; a++)
-			sort_big(arrs[a], ns[a], lo, shift, tmp, maxb, cnt);
+			sort_big(arrs[a], ns[a], bk->lo, bk->shift, tmp, maxb, cnt);
 	}
 	pems_free(cnt);
 	pems_free(tmp);
-	pems_free(ppos);
-	pems_free(rpos);
-	pems_free(pcnt);
-	pems_free(rcnt);
+}
+
+/* Take the received chunks into the blob, bucketed by key range and
+ * sorted within each bucket; @recv is freed. */
+static void absorb(struct pems_groupby *g, uint8_t *recv, size_t bytes)
+{
+	struct buckets bk;
+	struct place pl = { g, &bk };
+
+	buckets_count(&bk, g, recv, bytes);
+	g->blob_bytes = bk.nraw * sizeof(*g->raw) + bk.npart * (g->sp.slot + sizeof(*g->pidx));
+	g->blob = pems_malloc(g->blob_bytes + 1);
+	g->nraw = bk.nraw;
+	g->npart = bk.npart;
+	set_pointers(g);
+	each_received(g, recv, bytes, place_fn, &pl);
+	pems_free(recv);
+	/* rpos/ppos are now the ends of the buckets */
+	buckets_sort(g, &bk);
+	pems_free(bk.ppos);
+	pems_free(bk.rpos);
+	pems_free(bk.pcnt);
+	pems_free(bk.rcnt);
 }
 
 static inline const uint8_t *part_at(const struct pems_groupby *g, size_t j)
