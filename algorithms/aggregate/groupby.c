@@ -248,11 +248,9 @@ static inline uint64_t part_key(const uint8_t *p)
 	return k;
 }
 
-/* Bucket the received rows and partials by key range in one pass, then
- * sort each bucket in cache (see the design block, gb 1). */
 /* The owner's buckets over the received keys [lo, hi]: bucket b holds
  * the keys with (key - lo) >> shift == b; per bucket, how many raw rows
- * and partials fall in it and (after absorb_place) where its run ends. */
+ * and partials fall in it and (after place_fn) where its run ends. */
 struct buckets {
 	uint64_t lo;
 	unsigned shift;
@@ -396,8 +394,8 @@ static void buckets_sort(struct pems_groupby *g, struct buckets *bk)
 	pems_free(tmp);
 }
 
-/* Take the received chunks into the blob, bucketed by key range and
- * sorted within each bucket; @recv is freed. */
+/* Bucket the received rows and partials by key range in one pass, then
+ * sort each bucket in cache (see the design block, gb 1); @recv is freed. */
 static void absorb(struct pems_groupby *g, uint8_t *recv, size_t bytes)
 {
 	struct buckets bk;
