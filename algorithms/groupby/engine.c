@@ -560,16 +560,21 @@ int pems_csv_groupby(struct pems_csv_groupby_job *job)
 static int groupby_files(struct pems_csv_groupby_job *job)
 {
 	struct pems_job j;
-	int rc = setup(job);
+	int rc;
 
 	pems_job_init(&j, "groupby", job->cfg, job->progress, job->progress_arg, gb_poll, NULL);
 	j.own_errors = true;	/* bad data: job->errmsg says why */
+	rc = pems_job_lock(&j, job->out);	/* before any work */
+	if (rc)
+		return pems_job_end(&j, rc, false, 0);
+	rc = setup(job);
 	if (!rc)
 		rc = plan(&j.cfg);
 	if (rc) {
 		if (rc != -EINVAL && rc != -PEMS_E_BUDGET && !job->errmsg[0])
 			fprintf(stderr, "pems: error: groupby: %s: %s\n", job->in, pems_strerror(rc));
 		free(GB.hdr);
+		pems_job_end(&j, rc, false, 0);
 		return rc == -PEMS_E_BUDGET ? rc : (job->errmsg[0] ? -EINVAL : rc);
 	}
 	GB.v = j.cfg.procs;

@@ -197,11 +197,14 @@ int pems_textsort(struct pems_textsort_job *job)
 	S.job = job;
 	S.ts = job->ts;
 	pems_job_init(&j, "sort", job->cfg, job->progress, job->progress_arg, ts_poll, NULL);
+	rc = pems_job_lock(&j, job->out);	/* before any work */
+	if (rc)
+		return pems_job_end(&j, rc, false, 0);
 	rc = setup(job, &j);
 	if (rc) {
 		if (rc != -PEMS_E_BUDGET && rc != -EINVAL && rc != -PEMS_E_SCRATCH)
 			fprintf(stderr, "pems: error: sort: %s: %s\n", job->in, pems_strerror(rc));
-		return rc;
+		return pems_job_end(&j, rc, false, 0);
 	}
 	S.v = j.cfg.procs;
 	S.max_rec = j.cfg.mu / 8;	/* read, copied, received, gathered: fits mu */
