@@ -52,6 +52,8 @@ PEMS_API void bsp_abort(const char *format, ...)
 
 /* ---- lifecycle ---- */
 
+static void begin(bsp_pid_t maxprocs, bool native);
+
 PEMS_API void bsp_init(void (*spmd)(void), int argc, char **argv)
 {
 	unsigned rank = 0, nranks = 1;
@@ -63,7 +65,7 @@ PEMS_API void bsp_init(void (*spmd)(void), int argc, char **argv)
 	 * bsp_init lets the other processes start at the SPMD function);
 	 * the others join rank 0's bsp_begin right away and end with it. */
 	if (pems_tp_launched() && !pems_tp_world(&rank, &nranks) && rank > 0)
-		bsp_begin(0);
+		begin(0, false);
 }
 
 /* argv for VPs that run main() because bsp_init was not called */
@@ -125,25 +127,46 @@ static unsigned granted(bsp_pid_t maxprocs)
 	return procs && procs < maxprocs ? procs : maxprocs;
 }
 
+/*
+ * Start the SPMD section from the initial thread.  @native: the caller
+ * goes on as the first VP of this rank (pems_rt_begin), like process 0
+ * of a process-based BSPlib: the code before bsp_begin has run once in
+ * it, and in the bsp_init form main goes on after the SPMD function.
+ * The other VPs start at the SPMD function, or at main without bsp_init
+ * (so that code runs once in each VP, as in its own process).  Not
+ * native: when checkpointing (a resume restores VPs on slice stacks
+ * only: checkpoint.c) and for the ranks bsp_init sends straight in;
+ * then every VP starts afresh and the process exits at the end.
+ */
+static void begin(bsp_pid_t maxprocs, bool native)
+{
+	int rc;
+
+	if (pems_rt)
+		bsp_abort("bsp_begin: called twice");
+	if (!spmd_fn)
+		read_cmdline();
+	if (native && !pems_current_config()->ckpt_dir) {
+		pems_rt_begin(vp_main, NULL, granted(maxprocs));
+		return;
+	}
+	rc = pems_rt_run(vp_main, NULL, granted(maxprocs));
+	fflush(stdout);
+	/* the SPMD section and VP 0's code after bsp_end have run: what
+	 * called bsp_begin on this thread must not run a second time */
+	exit(rc < 0 ? 1 : rc);
+}
+
 PEMS_API void bsp_begin(bsp_pid_t maxprocs)
 {
 	struct pems_vp *vp = pems_self();
-	int rc;
 
 	if (vp) {
 		if (vp->sync_count || vp->state != VP_RUNNING)
 			bsp_abort("bsp_begin: called twice");
 		return;	/* each VP passes through its own bsp_begin */
 	}
-	if (pems_rt)
-		bsp_abort("bsp_begin: called twice");
-	if (!spmd_fn)
-		read_cmdline();
-	rc = pems_rt_run(vp_main, NULL, granted(maxprocs));
-	fflush(stdout);
-	/* the SPMD section and VP 0's code after bsp_end have run: what
-	 * called bsp_begin on this thread must not run a second time */
-	exit(rc < 0 ? 1 : rc);
+	begin(maxprocs, true);
 }
 
 PEMS_API void bsp_end(void)

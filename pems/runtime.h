@@ -156,6 +156,9 @@ struct pems_vp {
 	bool zimage;		/* written block by block (compression on) */
 	unsigned znext;		/* next block to start (block-by-block transfer) */
 	void *fake_stack;	/* ASan's fake stack while suspended */
+	bool native;		/* the thread that called bsp_begin: its stack
+				 * is that thread's own, outside the slice
+				 * (sched.c, pems_rt_begin) */
 	void *tsan_fiber;	/* TSan's fiber of this VP (sched.c), or NULL */
 };
 
@@ -309,6 +312,10 @@ const char *pems_size_str(char buf[32], size_t bytes);
 
 /* runtime lifecycle (sched.c) */
 int pems_rt_run(void (*entry)(void *), void *arg, unsigned maxprocs);
+/* bsp_begin on the initial thread: run as pems_rt_run, the caller going
+ * on as the first VP of this rank; returns in that VP.  Exits the
+ * process when the run ends without it (1 if the runtime cannot start). */
+void pems_rt_begin(void (*entry)(void *), void *arg, unsigned maxprocs);
 void pems_vp_end_keep(void);
 _Noreturn void pems_die(int status);
 extern void (*pems_progress_fn)(uint64_t, void *);

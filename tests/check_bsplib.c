@@ -426,21 +426,63 @@ START_TEST(machine_size_rule)
 	struct child_result cr;
 
 	run_prog(&pr, &cr);
-	ck_assert_msg(cr.exited && cr.status == 0, "exit %d: %s", cr.status, cr.err);
-	ck_assert_str_eq(cr.out, "machine=1024\ngranted=1024\n");
+	ck_assert_msg(cr.exited && cr.status == 3, "exit %d: %s", cr.status, cr.err);
+	ck_assert_str_eq(cr.out, "machine=1024\ngranted=1024\nmain goes on\n");
 	pr.args[0] = "4";
 	run_prog(&pr, &cr);
-	ck_assert_str_eq(cr.out, "machine=1024\ngranted=4\n");
+	ck_assert_str_eq(cr.out, "machine=1024\ngranted=4\nmain goes on\n");
 	pr.args[0] = "5000";
 	run_prog(&pr, &cr);
-	ck_assert_str_eq(cr.out, "machine=1024\ngranted=5000\n");
+	ck_assert_str_eq(cr.out, "machine=1024\ngranted=5000\nmain goes on\n");
 	pr.env[0] = procs64[0];
 	pr.args[0] = "4";
 	run_prog(&pr, &cr);
-	ck_assert_str_eq(cr.out, "machine=64\ngranted=4\n");
+	ck_assert_str_eq(cr.out, "machine=64\ngranted=4\nmain goes on\n");
 	pr.env[0] = procs3[0];
 	run_prog(&pr, &cr);
-	ck_assert_str_eq(cr.out, "machine=3\ngranted=3\n");
+	ck_assert_str_eq(cr.out, "machine=3\ngranted=3\nmain goes on\n");
+}
+END_TEST
+
+/* ---- SPMD start-up ---- */
+
+/* Code before bsp_begin (main is the SPMD function) runs once per VP,
+ * never once more; main's status is the process's; with and without
+ * spilling, and under mpirun (the initial thread of each rank is a VP) */
+START_TEST(code_before_bsp_begin_runs_once_per_vp)
+{
+	static const char *const k1[] = { "PEMS_THREADS=1", "PEMS_MU=1M", "PEMS_MEM=24M", NULL };
+	static const unsigned ps[] = { 1, 3, 64, 1000 };
+	struct prog_run pr = { .bin = "count" };
+	struct child_result cr;
+	char arg[16], want[64];
+	unsigned i, j, n, runs = 0;
+
+	for (i = 0; i < 3 * sizeof(ps) / sizeof(ps[0]); i++) {
+		unsigned P = ps[i % 4], mode = i / 4;
+		const char *s;
+
+		if (mode == 2 && (P > 64 || !have_mpirun()))
+			continue;
+		snprintf(arg, sizeof(arg), "%u", P);
+		pr.args[0] = arg;
+		for (j = 0; k1[j]; j++)
+			pr.env[j] = mode == 1 ? k1[j] : NULL;
+		pr.mpi_np = mode == 2 ? 2 : 0;
+		if (mode == 2 && P < 2)
+			continue;
+		run_prog(&pr, &cr);
+		ck_assert_msg(cr.exited && cr.status == 5, "count %u (mode %u): exit %d; %s", P, mode,
+			      cr.status, cr.err);
+		for (n = 0, s = cr.out; (s = strstr(s, "before\n")); s++)
+			n++;
+		ck_assert_msg(n == P, "count %u (mode %u): \"before\" printed %u times:\n%.300s", P,
+			      mode, n, cr.out);
+		snprintf(want, sizeof(want), "after: p=%u\n", P);
+		ck_assert_msg(strstr(cr.out, want), "count %u: %s", P, cr.out);
+		runs++;
+	}
+	ck_assert_uint_ge(runs, 8);
 }
 END_TEST
 
@@ -511,6 +553,10 @@ int main(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("machine_size");
 	tcase_add_test(tc, machine_size_rule);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("spmd_start_up");
+	tcase_set_timeout(tc, 600);
+	tcase_add_test(tc, code_before_bsp_begin_runs_once_per_vp);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("int_dialect");
 	tcase_add_test(tc, int_program_needs_the_switch);
