@@ -64,14 +64,22 @@ SOMAJOR = 0
 
 all: $(BUILD)/libpems.a $(BUILD)/libpems.so $(BUILD)/pems-run $(PLUGIN) $(EXAMPLES) $(BENCH_BIN)
 
+# The library's own writable data goes to sections of its own, which the
+# linker keeps apart from the program's .data/.bss: what pems/globals.c
+# gives each VP a copy of is then the program's globals alone.
+KEEP_APART = objcopy --rename-section .data=pems_rwdata --rename-section .bss=pems_rwbss \
+	--rename-section .data.rel.local=pems_rwdata --rename-section .data.rel=pems_rwdata
+
 $(BUILD)/io/%.o: io/%.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(CFLAGS_BASE) $(INC_io) -MMD -MP -c $< -o $@
+	$(Q)$(KEEP_APART) $@
 $(BUILD)/pems/%.o: pems/%.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(CFLAGS_BASE) $(INC_pems) -MMD -MP -c $< -o $@
+	$(Q)$(KEEP_APART) $@
 # where transport.c looks for the plugin: this build dir, the install libdir
 $(BUILD)/pems/transport.o: CFLAGS_BASE += -DPEMS_BUILD_DIR='"$(abspath $(BUILD))"' \
 	-DPEMS_LIBDIR='"$(PREFIX)/lib/pems"'
@@ -83,10 +91,12 @@ $(BUILD)/bsp/%.o: bsp/%.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(CFLAGS_BASE) $(INC_bsp) -MMD -MP -c $< -o $@
+	$(Q)$(KEEP_APART) $@
 $(BUILD)/algorithms/%.o: algorithms/%.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(CFLAGS_BASE) $(INC_alg) -MMD -MP -c $< -o $@
+	$(Q)$(KEEP_APART) $@
 $(BUILD)/cli/%.o: cli/%.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")

@@ -146,6 +146,10 @@ static void begin(bsp_pid_t maxprocs, bool native)
 		bsp_abort("bsp_begin: called twice");
 	if (!spmd_fn)
 		read_cmdline();
+	/* each VP its own globals, from the image main started with when it
+	 * runs main afresh, else from the globals as they are now */
+	pems_globals_begin(pems_current_config()->shared_globals ? PEMS_GLOBALS_OFF :
+			   spmd_fn ? PEMS_GLOBALS_FORK : PEMS_GLOBALS_IMAGE);
 	if (native && !pems_current_config()->ckpt_dir) {
 		pems_rt_begin(vp_main, NULL, granted(maxprocs));
 		return;
@@ -244,7 +248,7 @@ PEMS_API void bsp_push_reg(const void *ident, bsp_size_t size)
 	}
 	r = &vp->regs[vp->nregs++];
 	r->id = vp->next_reg_id++;
-	r->addr = (char *)ident;
+	r->addr = pems_globals_addr(vp, ident);	/* a global: the VP's copy */
 	r->size = size;
 	r->born = pems_rt->superstep;
 	r->died = PEMS_NONE;
@@ -253,12 +257,13 @@ PEMS_API void bsp_push_reg(const void *ident, bsp_size_t size)
 PEMS_API void bsp_pop_reg(const void *ident)
 {
 	struct pems_vp *vp = self_or_abort("bsp_pop_reg");
+	const void *addr = pems_globals_addr(vp, ident);
 	unsigned i;
 
 	for (i = vp->nregs; i-- > 0;) {
 		struct pems_reg *r = &vp->regs[i];
 
-		if (r->addr == ident && r->died == PEMS_NONE) {
+		if (r->addr == addr && r->died == PEMS_NONE) {
 			r->died = pems_rt->superstep;
 			return;
 		}
@@ -305,7 +310,7 @@ PEMS_API void bsp_sync(void)
 static struct pems_reg *reg_or_abort(const char *fn, struct pems_vp *vp, const void *addr,
 				     bsp_size_t offset, bsp_size_t nbytes)
 {
-	struct pems_reg *r = pems_reg_find_addr(vp, addr, pems_rt->superstep);
+	struct pems_reg *r = pems_reg_find_addr(vp, pems_globals_addr(vp, addr), pems_rt->superstep);
 
 	if (!r)
 		bsp_abort("%s: address %p is not registered on VP %u (register it with bsp_push_reg and bsp_sync first)",
@@ -349,8 +354,11 @@ PEMS_API void bsp_get(bsp_pid_t pid, const void *src, bsp_size_t offset, void *d
 	r = reg_or_abort("bsp_get", vp, src, offset, nbytes);
 	if (!nbytes)
 		return;
+	/* the reply lands before this VP computes again: a global @dst in
+	 * its copy */
 	g = (struct pems_get){ .target = pid, .requester = vp->pid, .slot = r->id,
-			       .offset = offset, .nbytes = nbytes, .dst = dst };
+			       .offset = offset, .nbytes = nbytes,
+			       .dst = pems_globals_addr(vp, dst) };
 	pems_get_record(pems_self_worker(), &g);
 }
 

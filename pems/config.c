@@ -183,6 +183,8 @@ PEMS_API void pems_config_init(struct pems_config *cfg)
 	cfg->ckpt_secs = env_uint("PEMS_CHECKPOINT_SECS", 0);
 	s = getenv("PEMS_MSG_HOLD");
 	cfg->no_hold = s && !strcmp(s, "0");
+	s = getenv("PEMS_GLOBALS");
+	cfg->shared_globals = s && !strcmp(s, "shared");
 }
 
 PEMS_API const char *pems_strerror(int err)

@@ -156,6 +156,8 @@ struct pems_vp {
 	bool zimage;		/* written block by block (compression on) */
 	unsigned znext;		/* next block to start (block-by-block transfer) */
 	void *fake_stack;	/* ASan's fake stack while suspended */
+	char *globals;		/* its copy of the program's globals, in its
+				 * heap, or NULL (globals.c) */
 	bool native;		/* the thread that called bsp_begin: its stack
 				 * is that thread's own, outside the slice
 				 * (sched.c, pems_rt_begin) */
@@ -169,6 +171,18 @@ struct pems_get {
 	char *dst;
 	uint64_t seq;		/* issue order; after serving: offset in reply_data */
 };
+
+/* per-VP globals (globals.c): off (shared by the VPs of a rank), copies
+ * starting as the image before main (VPs that run main from its start),
+ * or as the globals at bsp_begin (VPs that start at the bsp_init one) */
+struct pems_rt;
+enum pems_globals_mode { PEMS_GLOBALS_OFF = 0, PEMS_GLOBALS_IMAGE, PEMS_GLOBALS_FORK };
+size_t pems_globals_size(void);
+void pems_globals_begin(enum pems_globals_mode mode);
+enum pems_globals_mode pems_globals_take(void);
+void *pems_globals_addr(struct pems_vp *vp, const void *addr);
+void pems_globals_in(struct pems_rt *rt, struct pems_vp *vp, bool lock);
+void pems_globals_out(struct pems_rt *rt, struct pems_vp *vp);
 
 struct pems_ioop;
 struct pems_worker {
@@ -298,6 +312,9 @@ struct pems_rt {
 	int exit_code;
 	void (*entry)(void *);
 	void *entry_arg;
+	/* per-VP globals (globals.c) */
+	enum pems_globals_mode globals;
+	pthread_mutex_t globals_lock;	/* held by the VP computing (globals.c 3) */
 };
 
 extern struct pems_rt *pems_rt;	/* NULL outside the SPMD section */

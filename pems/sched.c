@@ -432,11 +432,13 @@ static void run(struct pems_worker *w, struct pems_vp *vp)
 	w->cur = vp;
 	t0 = pems_now();
 	vp_stack(w->rt, vp, &lo, &size);
+	pems_globals_in(w->rt, vp, true);	/* its globals, one VP at a time */
 	FIBER_START(&w->fake_stack, lo, size);
 	tsan_enter(vp, made);
 	if (swapcontext(&w->uc, &vp->uc))
 		pems_fatal("swapcontext: %s", strerror(errno));
 	FIBER_FINISH(w->fake_stack, NULL, NULL);
+	pems_globals_out(w->rt, vp);
 	if (w->file_aio)	/* their buffers would be swapped out under the DMA */
 		pems_fatal("VP %u reached bsp_sync (or its end) with %u pems_file_start transfer(s) not waited for; call pems_file_wait first",
 			   vp->pid, w->file_aio);
@@ -1006,6 +1008,7 @@ static void run_post_bsp(struct pems_rt *rt)
 	vp_stack(rt, vp, &lo, &size);
 	/* the native VP goes on in main on this, its own, thread and never
 	 * comes back: its return from main ends the process */
+	pems_globals_in(rt, vp, false);	/* and they stay: the run is over */
 	FIBER_START(&mw.fake_stack, lo, size);
 	tsan_enter(vp, false);
 	swapcontext(&mw.uc, &vp->uc);
@@ -1122,6 +1125,8 @@ int pems_rt_run(void (*entry)(void *), void *arg, unsigned maxprocs)
 	rt->t0 = pems_now();
 	rt->progress = pems_progress_fn;
 	rt->progress_arg = pems_progress_arg;
+	rt->globals = pems_globals_take();
+	pthread_mutex_init(&rt->globals_lock, NULL);
 	rc = rt_init(rt, maxprocs);
 	if (!rc && native.active)
 		native_adopt(rt);

@@ -10,12 +10,17 @@
  * program prints one result line on processor 0; this file computes the
  * same result sequentially and compares the lines.
  *
+ * globals.c and rules.c keep their per-process state in globals and
+ * statics: they pass only because every VP has its own copy
+ * (pems/globals.c); with PEMS_GLOBALS=shared they fail.
+ *
  * The children get an environment without PEMS_* variables, plus what a
  * configuration adds (threads, a budget that spills, stats).
  */
 #include "spmd_test.h"
 
 #include <limits.h>
+#include <signal.h>
 
 #include "pems.h"
 
@@ -244,8 +249,9 @@ static void match_ref(int n, long *pairs, uint64_t *sum)
 
 /* ---- the programs and their expected lines ---- */
 
-enum prog { INPROD, MATCH, SORT, FFT, LU, NPROGS };
-static const char *const prog_name[NPROGS] = { "inprod98", "match98", "sort", "fft", "lu" };
+enum prog { INPROD, MATCH, SORT, FFT, LU, GLOBALS, RULES, NPROGS };
+static const char *const prog_name[NPROGS] = { "inprod98", "match98", "sort", "fft", "lu",
+					       "globals", "rules" };
 
 /* Fill @pr for program @g at @P (binary @bin) and write the expected
  * stdout line to @want. */
@@ -287,6 +293,15 @@ static void prog_setup(enum prog g, unsigned P, const char *bin, struct prog_run
 		pr->args[1] = "16";
 		snprintf(want, len, "fft: p=%u m=16 sum=%016llx\n", P,
 			 (unsigned long long)fft_ref(P, 16));
+		break;
+	case GLOBALS:
+		pr->args[0] = ps;
+		pr->args[1] = "10";
+		snprintf(want, len, "globals: p=%u bad=0 sum=%ld\n", P, 10L * P * (P + 1) / 2);
+		break;
+	case RULES:
+		pr->args[0] = ps;
+		snprintf(want, len, "rules: p=%u rounds=1 ok\n", P);
 		break;
 	default:
 		pr->args[0] = ps;
@@ -486,6 +501,141 @@ START_TEST(code_before_bsp_begin_runs_once_per_vp)
 }
 END_TEST
 
+/* Sharing the globals (the opt-out) breaks the per-process-globals
+ * programs: what the default gives them is what they need */
+START_TEST(shared_globals_break_per_process_programs)
+{
+	static const char *const shared[] = { "PEMS_GLOBALS=shared", NULL };
+	struct prog_run pr;
+	struct child_result cr;
+	char ps[16], want[512];
+
+	prog_setup(GLOBALS, 4, "globals", &pr, ps, want, sizeof(want));
+	pr.env[0] = shared[0];
+	run_prog(&pr, &cr);
+	ck_assert_msg(strcmp(cr.out, want), "globals passed with PEMS_GLOBALS=shared: %s", cr.out);
+}
+END_TEST
+
+/* ---- kill -9 and resume ---- */
+
+/* The superstep of the checkpoint in @dir, or -1. */
+static long ckpt_superstep(const char *dir)
+{
+	char path[PATH_MAX + 64], line[256];
+	long step = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/manifest", dir);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "superstep %ld", &step) == 1)
+			break;
+	fclose(f);
+	return step;
+}
+
+struct resume_run {
+	struct prog_run pr;
+	const char *ckdir;
+};
+
+static void child_resume(void *arg)
+{
+	const struct resume_run *rr = arg;
+	const char *run = getenv("PEMS_RUN");
+	struct prog_run pr = rr->pr;
+	char bin[PATH_MAX];
+
+	snprintf(bin, sizeof(bin), "%s", run && *run ? run : "build/pems-run");
+	pr.args[0] = "resume";
+	pr.args[1] = rr->ckdir;
+	pr.args[2] = NULL;
+	/* child_exec runs bindir/bin: give it pems-run's absolute path */
+	snprintf(bindir, sizeof(bindir), "%s", "/");
+	pr.bin = bin;
+	child_exec(&pr);
+}
+
+/* Start rules.c at @P checkpointing every superstep, SIGKILL it once a
+ * checkpoint of superstep 4 or later exists, resume it with pems-run
+ * resume and expect the uninterrupted result (its globals come back
+ * from the checkpointed contexts); @spill: the least budget. */
+static void rules_killed_and_resumed(unsigned P, bool spill)
+{
+	static char mem[64], ck[PATH_MAX + 32], ckenv[PATH_MAX + 64], json[PATH_MAX + 32];
+	struct resume_run rr;
+	struct child_result cr;
+	char ps[16], want[256], saved[PATH_MAX], stats[4096];
+	struct pems_config pc;
+	pid_t pid;
+	int st, i;
+	FILE *f;
+	size_t n;
+
+	snprintf(ck, sizeof(ck), "%s/ck.rules.%u.%d", spmd_tmp(), P, spill);
+	snprintf(ckenv, sizeof(ckenv), "PEMS_CHECKPOINT_DIR=%s", ck);
+	snprintf(json, sizeof(json), "PEMS_STATS_JSON=%s/rules.json", spmd_tmp());
+	pems_config_init(&pc);
+	pc.procs = P;
+	pc.threads = 2;
+	pc.mu = MiB;
+	pc.stack = 256 * KiB;
+	snprintf(mem, sizeof(mem), "PEMS_MEM=%zuK", spill ? spmd_min_budget(&pc) >> 10 : 256 * 1024);
+	memset(&rr, 0, sizeof(rr));
+	rr.pr.bin = "rules";
+	snprintf(ps, sizeof(ps), "%u", P);
+	rr.pr.args[0] = ps;
+	rr.pr.args[1] = "30";	/* ms per superstep */
+	rr.pr.args[2] = "1";	/* one round: ~20 supersteps */
+	rr.pr.env[0] = "PEMS_THREADS=2";
+	rr.pr.env[1] = "PEMS_MU=1M";
+	rr.pr.env[2] = mem;
+	rr.pr.env[3] = ckenv;
+	rr.pr.env[4] = "PEMS_CHECKPOINT_EVERY=1";
+	rr.pr.env[5] = json;
+	rr.ckdir = ck;
+	snprintf(want, sizeof(want), "rules: p=%u rounds=1 ok\n", P);
+	fflush(stdout);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+
+		dup2(null, 1);
+		child_exec(&rr.pr);
+	}
+	for (i = 0; i < 6000 && ckpt_superstep(ck) < 4; i++)
+		usleep(10000);
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	ck_assert_msg(ckpt_superstep(ck) >= 4, "rules %u: no checkpoint after %d s", P, i / 100);
+	memcpy(saved, bindir, sizeof(saved));
+	run_child(child_resume, &rr, 600, &cr);
+	memcpy(bindir, saved, sizeof(bindir));
+	ck_assert_msg(cr.exited && cr.status == 0, "resume of rules %u: exit %d; %s", P, cr.status,
+		      cr.err);
+	ck_assert_msg(!strcmp(cr.out, want), "resumed rules %u%s: %s", P, spill ? " (spilling)" : "",
+		      cr.out);
+	if (!spill)
+		return;
+	f = fopen(json + strlen("PEMS_STATS_JSON="), "r");
+	ck_assert_msg(f, "no statistics of the resumed run");
+	n = fread(stats, 1, sizeof(stats) - 1, f);
+	fclose(f);
+	stats[n] = 0;
+	ck_assert_msg(!strstr(stats, "\"ctx_written\": 0,"), "the resumed run did not spill: %s", stats);
+}
+
+START_TEST(rules_after_kill_and_resume)
+{
+	rules_killed_and_resumed(_i ? 64 : 4, false);
+	rules_killed_and_resumed(_i ? 64 : 4, true);
+}
+END_TEST
+
 /* ---- the int dialect ---- */
 
 /* A 1998 program built without the switch does not compile (the
@@ -557,6 +707,13 @@ int main(void)
 	tc = tcase_create("spmd_start_up");
 	tcase_set_timeout(tc, 600);
 	tcase_add_test(tc, code_before_bsp_begin_runs_once_per_vp);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("private_globals");
+	tcase_add_test(tc, shared_globals_break_per_process_programs);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("rules_after_kill_and_resume");
+	tcase_set_timeout(tc, 1200);
+	tcase_add_loop_test(tc, rules_after_kill_and_resume, 0, 2);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("int_dialect");
 	tcase_add_test(tc, int_program_needs_the_switch);

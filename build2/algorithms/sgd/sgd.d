@@ -1,0 +1,8 @@
+build2/algorithms/sgd/sgd.o: algorithms/sgd/sgd.c \
+ algorithms/pems_algorithms.h include/pems.h include/bsp.h \
+ algorithms/formats/pems_formats.h algorithms/formats/pems_formats.h
+algorithms/pems_algorithms.h:
+include/pems.h:
+include/bsp.h:
+algorithms/formats/pems_formats.h:
+algorithms/formats/pems_formats.h:

@@ -1,0 +1,8 @@
+build2/cli/progress.o: cli/progress.c cli/cli.h include/pems.h \
+ include/bsp.h algorithms/pems_algorithms.h \
+ algorithms/formats/pems_formats.h
+cli/cli.h:
+include/pems.h:
+include/bsp.h:
+algorithms/pems_algorithms.h:
+algorithms/formats/pems_formats.h:

@@ -1,0 +1,7 @@
+build2/cli/sgd.o: cli/sgd.c cli/cli.h include/pems.h include/bsp.h \
+ algorithms/pems_algorithms.h algorithms/formats/pems_formats.h
+cli/cli.h:
+include/pems.h:
+include/bsp.h:
+algorithms/pems_algorithms.h:
+algorithms/formats/pems_formats.h:
