@@ -1,8 +1,8 @@
 /*
  * pems_algorithms.h - bundled BSP algorithms (layer algorithms/).
  * Written only against the public BSP API (bsp.h, pems.h).  Each entry
- * point runs one SPMD section with the configuration set by
- * pems_configure() and returns 0 or -errno; on failure it has printed
+ * point plans its job from the configuration in the job (job->cfg),
+ * runs one SPMD section with the plan, and returns 0 or -errno; on failure it has printed
  * "pems: ..." on stderr and left no output under the final name.
  */
 #ifndef PEMS_ALGORITHMS_H
@@ -99,11 +99,42 @@ struct pems_sort_job {
 	/* progress: called on the runtime thread, may be NULL */
 	void (*progress)(const char *phase, uint64_t done, uint64_t total, void *arg);
 	void *progress_arg;
+	/* the runtime configuration (copied; planned from): NULL takes
+	 * pems_current_config() */
+	const struct pems_config *cfg;
 };
 
 /* Sample sort of job->in into job->out: ~4N bytes of disk traffic.
  * Returns 0 or -errno. */
 int pems_sort(const struct pems_sort_job *job);
+
+/*
+ * Sort of text lines, CSV rows or fixed-size records by GNU sort's keys
+ * (formats/pems_formats.h), byte-compatible with LC_ALL=C sort: the
+ * variable-length sample sort of sort/textsort.c, ~4N bytes of disk
+ * traffic (CSV ~5N).  Data errors (CSV quoting, field count, a record
+ * longer than the budget allows) end the run with "pems: error: sort:
+ * IN: line N: ..." and status 1, nothing under job->out.
+ */
+struct pems_textsort_job {
+	const char *in;		/* input file (regular) */
+	const char *out;	/* final output path (temporary name, renamed) */
+	const struct pems_textspec *ts;	/* finished (pems_textspec_finish) */
+	/* the runtime configuration (copied; planned from): NULL takes
+	 * pems_current_config() */
+	const struct pems_config *cfg;
+	void (*progress)(const char *phase, uint64_t done, uint64_t total, void *arg);
+	void *progress_arg;
+	uint64_t out_bytes;	/* result: bytes written */
+};
+
+/* Returns 0 or -errno (message printed). */
+int pems_textsort(struct pems_textsort_job *job);
+/* The first record of @path (a CSV header) without its terminator into
+ * @buf (@cap bytes), its length in *len.  Returns 0, -ENOENT for an
+ * empty file, -E2BIG when it is longer than @cap, or -errno. */
+int pems_text_first_record(const char *path, const struct pems_textspec *ts, uint8_t *buf,
+			   size_t cap, size_t *len);
 
 /* ---- GROUP BY aggregation (algorithms/aggregate) ----
  *
@@ -212,6 +243,9 @@ struct pems_aggregate_job {
 	/* results */
 	uint64_t rows, groups;
 	char errmsg[512];	/* data errors (bad CSV, overflow): why, without prefix */
+	/* the runtime configuration (copied; planned from): NULL takes
+	 * pems_current_config() */
+	const struct pems_config *cfg;
 };
 
 /* GROUP BY key of job->in into job->out, sorted by key.  Output csv:
@@ -264,6 +298,9 @@ struct pems_sgd_job {
 	double train_loss;		/* mean loss of the last epoch (progressive) */
 	double test_loss, test_accuracy; /* of the final model; NaN: no test */
 	unsigned epochs_done;
+	/* the runtime configuration (copied; planned from): NULL takes
+	 * pems_current_config() */
+	const struct pems_config *cfg;
 };
 
 /* Train job->model over job->data: each epoch streams the data once.

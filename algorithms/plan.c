@@ -3,8 +3,8 @@
  *
  * Memory of a rank, for v VPs and message chunks of C bytes:
  *   k * mu(v)          the VPs computing (mu falls as v grows)
- *   (2kv + 8k) * C     message buffers (pems/msg.c invariant 5; grows with v)
- *   overhead           what pems_overhead() says the runtime takes
+ *   (2kv + 8k) * C     message buffers (pems_msg_mem(); grows with v)
+ *   overhead           what pems_budget() says the runtime takes
  * Take the v that minimises the sum, for the largest C <= 1 MiB that fits
  * with a 1/16 margin -- message I/O runs at disk speed only with large
  * requests.  Shared by every bundled algorithm, and by the cost model
@@ -17,7 +17,22 @@
 
 static uint64_t msg_for(unsigned v, unsigned k, uint64_t c)
 {
-	return (2ull * k * v + 8ull * k) * c;
+	return pems_msg_mem(k, v, (size_t)c);
+}
+
+/* What the runtime takes of @mem besides the k computing contexts. */
+static size_t overhead(const struct pems_config *cfg, unsigned k, unsigned v, size_t mem,
+		       uint64_t msg, unsigned nranks)
+{
+	struct pems_config c = *cfg;
+	struct pems_budget b;
+
+	c.threads = k;
+	c.procs = v;
+	c.mem = mem;
+	c.msg_mem = (size_t)msg;
+	pems_budget(&c, nranks ? nranks : 1, 0, &b);
+	return b.overhead;
 }
 
 static unsigned best_v_for(uint64_t bytes, unsigned k, uint64_t c,
@@ -55,7 +70,7 @@ static bool plan_fits(const struct pems_config *cfg, uint64_t bytes, unsigned k,
 			*v = best_v_for(bytes, k, c, mu_for, &need);
 		}
 		*msg = msg_for(*v, k, c);
-		if (need - *msg + pems_overhead_ranks(k, *v, mem, *msg, env->nranks) +
+		if (need - *msg + overhead(cfg, k, *v, mem, *msg, env->nranks) +
 		    mem / 16 <= mem)
 			return true;
 	}

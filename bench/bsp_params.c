@@ -344,7 +344,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bsp_params: error: bad configuration: %s\n", pems_strerror(rc));
 		return 1;
 	}
-	rc = pems_spmd(j.mode == M_EMPTY ? empty_spmd : j.mode == M_HREL ? hrel_spmd :
+	rc = pems_spmd(NULL, j.mode == M_EMPTY ? empty_spmd : j.mode == M_HREL ? hrel_spmd :
 		       j.mode == M_BUSY ? busy_spmd : a2a_spmd, &j);
 	if (rc) {
 		fprintf(stderr, "bsp_params: error: the run failed: %s\n", pems_strerror(rc));

@@ -87,7 +87,7 @@ int main(int argc, char **argv)
 		if (pems_parse_size(argv[4], &mu) || pems_parse_size(argv[5], &mem))
 			return 2;
 		words = (mu - (mu / 16) - (512 << 10)) / 8;
-		if (configure(argv[2], v, mu, mem) || pems_spmd(swap_spmd, NULL))
+		if (configure(argv[2], v, mu, mem) || pems_spmd(NULL, swap_spmd, NULL))
 			return 1;
 		pems_get_stats(&st);
 		(void)st0;
@@ -105,7 +105,7 @@ int main(int argc, char **argv)
 		if (configure(argv[2], v, 512 << 10, 256u << 20))
 			return 1;
 		t0 = now();
-		if (pems_spmd(steps_spmd, NULL))
+		if (pems_spmd(NULL, steps_spmd, NULL))
 			return 1;
 		t0 = now() - t0;
 		printf("bench=superstep v=%u steps=%u secs=%.3f us_per_vp_step=%.2f\n", v, steps, t0,

@@ -154,7 +154,7 @@ static void begin(bsp_pid_t maxprocs, bool native)
 		pems_rt_begin(vp_main, NULL, granted(maxprocs));
 		return;
 	}
-	rc = pems_rt_run(vp_main, NULL, granted(maxprocs));
+	rc = pems_rt_run(NULL, vp_main, NULL, granted(maxprocs));
 	fflush(stdout);
 	/* the SPMD section and VP 0's code after bsp_end have run: what
 	 * called bsp_begin on this thread must not run a second time */
@@ -201,86 +201,20 @@ PEMS_API double bsp_time(void)
 
 /* ---- registration ---- */
 
-struct pems_reg *pems_reg_find_id(struct pems_vp *vp, uint64_t id)
-{
-	unsigned lo = 0, hi = vp->nregs;
-
-	while (lo < hi) {	/* ids increase along the table */
-		unsigned mid = (lo + hi) / 2;
-
-		if (vp->regs[mid].id < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < vp->nregs && vp->regs[lo].id == id ? &vp->regs[lo] : NULL;
-}
-
-/* Latest registration of @addr usable in superstep @step: pushed in an
- * earlier superstep, not popped before @step. */
-struct pems_reg *pems_reg_find_addr(struct pems_vp *vp, const void *addr, uint64_t step)
-{
-	unsigned i;
-
-	for (i = vp->nregs; i-- > 0;) {
-		struct pems_reg *r = &vp->regs[i];
-
-		if (r->addr == addr && r->born < step &&
-		    (r->died == PEMS_NONE || r->died >= step))
-			return r;
-	}
-	return NULL;
-}
-
 PEMS_API void bsp_push_reg(const void *ident, bsp_size_t size)
 {
 	struct pems_vp *vp = self_or_abort("bsp_push_reg");
-	struct pems_reg *r;
 
-	if (vp->nregs == vp->capregs) {
-		unsigned cap = vp->capregs ? vp->capregs * 2 : 16;
-
-		r = realloc(vp->regs, cap * sizeof(*r));
-		if (!r)
-			bsp_abort("bsp_push_reg: out of memory");
-		vp->regs = r;
-		vp->capregs = cap;
-	}
-	r = &vp->regs[vp->nregs++];
-	r->id = vp->next_reg_id++;
-	r->addr = pems_globals_addr(vp, ident);	/* a global: the VP's copy */
-	r->size = size;
-	r->born = pems_rt->superstep;
-	r->died = PEMS_NONE;
+	if (pems_reg_push(vp, pems_globals_addr(vp, ident), size, pems_rt->superstep))
+		bsp_abort("bsp_push_reg: out of memory");
 }
 
 PEMS_API void bsp_pop_reg(const void *ident)
 {
 	struct pems_vp *vp = self_or_abort("bsp_pop_reg");
-	const void *addr = pems_globals_addr(vp, ident);
-	unsigned i;
 
-	for (i = vp->nregs; i-- > 0;) {
-		struct pems_reg *r = &vp->regs[i];
-
-		if (r->addr == addr && r->died == PEMS_NONE) {
-			r->died = pems_rt->superstep;
-			return;
-		}
-	}
-	bsp_abort("bsp_pop_reg: address %p is not registered on VP %u", ident, vp->pid);
-}
-
-/* Forget registrations popped before the last superstep: their last
- * puts were delivered at the start of this one. */
-static void reg_compact(struct pems_vp *vp, uint64_t step)
-{
-	unsigned i, j = 0;
-
-	for (i = 0; i < vp->nregs; i++)
-		if (vp->regs[i].died == PEMS_NONE || vp->regs[i].died + 1 >= step)
-			vp->regs[j++] = vp->regs[i];
-	vp->nregs = j;
+	if (pems_reg_pop(vp, pems_globals_addr(vp, ident), pems_rt->superstep))
+		bsp_abort("bsp_pop_reg: address %p is not registered on VP %u", ident, vp->pid);
 }
 
 /* ---- sync ---- */
@@ -296,7 +230,7 @@ PEMS_API void bsp_sync(void)
 	vp->q_count = 0;
 	vp->q_pos = vp->q_len = 0;
 	vp->tagsize = vp->tagsize_next;
-	reg_compact(vp, pems_rt->superstep);
+	pems_reg_compact(vp, pems_rt->superstep);
 	vp->sync_count++;
 	pems_vp_sync();
 }

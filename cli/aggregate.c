@@ -206,6 +206,7 @@ int cli_aggregate_main(int argc, char **argv)
 	cli_progress_init(&prog, "aggregate", a.rt.quiet || pems_rank() != 0);
 	a.job.in = a.in;
 	a.job.out = a.out;
+	a.job.cfg = &a.rt.cfg;
 	a.job.progress = prog.enabled ? cli_progress_cb : NULL;
 	a.job.progress_arg = &prog;
 	t0 = cli_now();

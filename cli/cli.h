@@ -110,6 +110,11 @@ int cli_runtime_apply(struct cli_runtime *rt, const char *cmd, const char *out);
 int cli_getopt(int argc, char **argv, const char *cmd, const struct option *longopts,
 	       const char *const *help, int (*opt)(void *ctx, int c, const char *arg),
 	       void *ctx);
+/* cli_getopt with short options @shortopts (getopt syntax, starting
+ * with ":h"). */
+int cli_getopt_short(int argc, char **argv, const char *cmd, const char *shortopts,
+		     const struct option *longopts, const char *const *help,
+		     int (*opt)(void *ctx, int c, const char *arg), void *ctx);
 /* Message for the option getopt_long just refused (@c is '?' or ':');
  * returns CLI_EXIT_USAGE. */
 int cli_bad_option(const char *cmd, int c, char **argv);
@@ -195,6 +200,8 @@ int cli_gen_kv_main(int argc, char **argv);
 /* gen --format groupby: the db-benchmark G1 table (gen_groupby.c) */
 int cli_gen_groupby_main(int argc, char **argv);
 int cli_sgd_main(int argc, char **argv);
+/* gen --format lines|csv (gen_text.c) */
+int cli_gen_text_main(int argc, char **argv);
 /* gen --format dense|libsvm (gen_sgd.c) */
 int cli_gen_sgd_main(int argc, char **argv);
 /* model calibrate|predict|project (model.c) */

@@ -23,6 +23,7 @@ static const char gen_help[] =
 	"Training data for sgd: --format dense|libsvm (see\n"
 	"'pems-run gen --format dense --help'); GROUP BY data: --format kv\n"
 	"and --format groupby (the db-benchmark G1 CSV; see their --help).\n"
+	"Text for sort: --format lines|csv (see 'pems-run gen --format lines --help').\n"
 	"\n"
 	"  --format FMT   u64 (8-byte native integers), rec100 (10-byte key,\n"
 	"                 90-byte payload) or ascii100 (the same keys as 99\n"
@@ -278,6 +279,8 @@ int cli_gen_main(int argc, char **argv)
 		return cli_gen_kv_main(argc, argv);	/* gen_kv.c */
 	if (!strcmp(fmt, "groupby"))
 		return cli_gen_groupby_main(argc, argv);	/* gen_groupby.c */
+	if (!strcmp(fmt, "lines") || !strcmp(fmt, "csv"))
+		return cli_gen_text_main(argc, argv);	/* gen_text.c */
 	rc = gen_parse(argc, argv, &r, &a);
 	if (rc)
 		return rc < 0 ? CLI_EXIT_OK : rc;

@@ -1182,13 +1182,12 @@ static void rec_finish(const struct pems_stats *st, unsigned p)
 
 void cli_steps_json(FILE *f, const struct pems_stats *st)
 {
-	const struct pems_config *cfg = pems_current_config();
 	unsigned p = pems_nranks();
 	size_t i;
 
 	rec_finish(st, p);
 	fprintf(f, ", \"v\": %u, \"k\": %u, \"p\": %u, \"mem\": %zu, \"steps\": [",
-		cfg->procs, cfg->threads, p, cfg->mem);
+		st->procs, st->threads, p, st->mem);
 	for (i = 0; i < rec.n; i++) {
 		const struct rec_step *x = &rec.s[i];
 
@@ -2036,7 +2035,7 @@ static int recorded(int (*fn)(void *), void *arg, double *wall)
 
 static int run_disk(void *arg)
 {
-	return pems_spmd(disk_spmd, arg);
+	return pems_spmd(NULL, disk_spmd, arg);
 }
 
 /* the disk test on @dir; rec.s[] holds its four supersteps */
@@ -2138,7 +2137,7 @@ static void empty_spmd(void *arg)
 
 static int run_empty(void *arg)
 {
-	return pems_spmd(empty_spmd, arg);
+	return pems_spmd(NULL, empty_spmd, arg);
 }
 
 static double median_steps(size_t from)
@@ -2358,7 +2357,12 @@ static int cal_agg_run(struct cal *c, const char *groups, unsigned idx, double t
 	t[0] = kernel_secs(c, 2);
 	t[1] = kernel_secs(c, 3);
 	t[2] = kernel_secs(c, 4);
-	t[3] = pems_current_config()->procs;
+	{
+		struct pems_stats st;
+
+		pems_get_stats(&st);
+		t[3] = st.procs;
+	}
 	return 0;
 }
 

@@ -45,9 +45,16 @@ int cli_getopt(int argc, char **argv, const char *cmd, const struct option *long
 	       const char *const *help, int (*opt)(void *ctx, int c, const char *arg),
 	       void *ctx)
 {
+	return cli_getopt_short(argc, argv, cmd, ":h", longopts, help, opt, ctx);
+}
+
+int cli_getopt_short(int argc, char **argv, const char *cmd, const char *shortopts,
+		     const struct option *longopts, const char *const *help,
+		     int (*opt)(void *ctx, int c, const char *arg), void *ctx)
+{
 	int c, rc;
 
-	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
 		if (c == CLI_OPT_HELP) {
 			for (; *help; help++)
 				fputs(*help, stdout);
@@ -133,7 +140,9 @@ const char cli_runtime_help[] =
 void cli_runtime_init(struct cli_runtime *rt)
 {
 	memset(rt, 0, sizeof(*rt));
-	pems_config_init(&rt->cfg);
+	/* a malformed PEMS_* variable: pems_config_init said which */
+	if (pems_config_init(&rt->cfg))
+		exit(CLI_EXIT_FAIL);
 	/* PEMS_STATS, PEMS_STATS_JSON and PEMS_QUIET act like the options */
 	rt->stats = rt->cfg.stats;
 	rt->stats_json = rt->cfg.stats_json;

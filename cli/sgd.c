@@ -261,6 +261,7 @@ int cli_sgd_main(int argc, char **argv)
 	if (rc)
 		return rc;
 	cli_progress_init(&prog, "sgd", a.rt.quiet || pems_rank() != 0);
+	a.job.cfg = &a.rt.cfg;
 	a.job.progress = prog.enabled ? cli_progress_cb : NULL;
 	a.job.progress_arg = &prog;
 	t0 = cli_now();

@@ -70,15 +70,21 @@ struct pems_config {
 	bool shared_globals;
 };
 
-PEMS_API void pems_config_init(struct pems_config *cfg);
-/* Use @cfg (copied) for the next bsp_begin.  Returns 0 or -EINVAL. */
+/* Returns 0, or -PEMS_E_CONFIG when a variable is malformed (then a
+ * message naming it is printed and @cfg is incomplete). */
+PEMS_API int pems_config_init(struct pems_config *cfg);
+/* Use @cfg (copied) for bsp_begin and pems_spmd(NULL, ...), instead of
+ * the environment's.  Returns 0, -EINVAL (ntmp or threads out of range)
+ * or -EBUSY (inside an SPMD section). */
 PEMS_API int pems_configure(const struct pems_config *cfg);
-/* Run @spmd(@arg) on every VP as one SPMD section (the library form of
- * bsp_begin/bsp_end: @spmd must not call them) and return on the caller's
- * thread when all VPs have returned.  Returns 0, or -errno when the
- * runtime cannot start (bad configuration, scratch space); an error in
- * the SPMD section (bsp_abort) exits the process with status 1. */
-PEMS_API int pems_spmd(void (*spmd)(void *arg), void *arg);
+/* Run @spmd(@arg) on every VP as one SPMD section with @cfg (copied;
+ * NULL: the one of pems_configure, else the environment's) -- the
+ * library form of bsp_begin/bsp_end: @spmd must not call them -- and
+ * return on the caller's thread when all VPs have returned.  Returns 0,
+ * or -errno / -PEMS_E_* when the runtime cannot start (bad configuration,
+ * scratch space); an error in the SPMD section (bsp_abort) exits the
+ * process with status 1. */
+PEMS_API int pems_spmd(const struct pems_config *cfg, void (*spmd)(void *arg), void *arg);
 
 /* Multi-rank runs (mpirun): this process's rank and the number of ranks
  * (0 and 1 without mpirun; MPI starts on first use), and a barrier over
@@ -88,21 +94,37 @@ PEMS_API unsigned pems_rank(void);
 PEMS_API unsigned pems_nranks(void);
 PEMS_API void pems_rank_barrier(void);
 
-/* Bytes of M the runtime needs besides k*mu (the computing contexts) for
- * a configuration: message buffers (msg_mem, or M/8) plus fixed tables
- * and delivery buffers.  For planners choosing v and mu. */
+/* The budget rules of a configuration, for planners choosing v and mu
+ * and for cost models: for @cfg (threads, procs, mem, msg_mem, mu,
+ * compress; threads and procs 0 count as 1) on @nranks ranks (0: this
+ * process's), where a VP keeps at most @ctx bytes between supersteps:
+ *   overhead  bytes of M besides k*mu (the computing contexts): message
+ *             buffers (msg_mem, or M/8, at least 4 MiB), fixed tables,
+ *             delivery and compression buffers
+ *   msg       of which message buffers
+ *   chunk     bytes of one message chunk
+ *   hold      bytes of full message chunks a rank can keep in memory
+ *             across a barrier instead of writing them (pems/msg.c
+ *             invariant 7): what M leaves beside the overhead and k*mu,
+ *             less room to prefetch and write back 2k contexts of @ctx,
+ *             but at least half of it; shared with finished contexts
+ * Returns 0. */
+struct pems_budget {
+	size_t overhead, msg, chunk, hold;
+};
+PEMS_API int pems_budget(const struct pems_config *cfg, unsigned nranks, size_t ctx,
+			 struct pems_budget *out);
+/* Bytes of message memory for chunks of @chunk bytes with @threads
+ * workers and @procs VPs on a rank: (2*procs + 8) * threads chunks
+ * (pems/msg.c invariant 5).  The runtime's chunk is the largest power
+ * of two from 4 KiB to 1 MiB whose message memory msg_mem holds. */
+PEMS_API size_t pems_msg_mem(unsigned threads, unsigned procs, size_t chunk);
+/* pems_budget's overhead for this process's ranks / for @nranks, and its
+ * hold, with compress from pems_current_config() (kept for pems-run model
+ * until it calls pems_budget). */
 PEMS_API size_t pems_overhead(unsigned threads, unsigned procs, size_t mem, size_t msg_mem);
-/* The same for a run on @nranks ranks (the delivery buffers grow with
- * them), whatever this process runs on: for cost models planning other
- * configurations (pems-run model). */
 PEMS_API size_t pems_overhead_ranks(unsigned threads, unsigned procs, size_t mem,
 				    size_t msg_mem, unsigned nranks);
-/* Bytes of full message chunks a rank can keep in memory across a
- * barrier instead of writing them (pems/msg.c invariant 7): what the
- * budget leaves beside the overhead and k computing contexts of mu, less
- * room to prefetch and write back 2k contexts of @ctx bytes (the largest
- * a VP keeps between supersteps), but at least half of it; shared with
- * finished contexts kept resident.  For cost models. */
 PEMS_API size_t pems_hold_room(unsigned threads, unsigned procs, size_t mem, size_t msg_mem,
 			       size_t mu, size_t ctx, unsigned nranks);
 
@@ -259,6 +281,9 @@ struct pems_stats {
 	uint64_t ctx_raw, ctx_stored, msg_raw, msg_stored;	/* bytes */
 	uint64_t msg_held;	/* bytes of full message chunks kept in memory
 				 * instead of written and read back */
+	/* the run's configuration: VPs, workers and ranks; bytes */
+	unsigned procs, threads, nranks;
+	size_t mu, mem;
 };
 PEMS_API void pems_get_stats(struct pems_stats *out);
 /* Optional progress hook, called on the runtime thread after each

@@ -113,7 +113,6 @@ static struct note notes[MAXF];
 static struct { void *addr; size_t len; } globals[16];
 static unsigned nglobals;
 static unsigned runs;
-int (*pems_ckpt_file_hook)(int h, int dfd, int bfd, bool direct);
 
 /* ---- manifest text ---- */
 
@@ -949,7 +948,7 @@ static int reopen_file(const struct pems_mf_file *f)
 	if (dfd != f->dfd)
 		close(dfd);
 	pems_ckpt_file_note(f->h, f->path, f->flags, f->dfd, f->bfd, f->direct);
-	return pems_ckpt_file_hook ? pems_ckpt_file_hook(f->h, f->dfd, f->bfd, f->direct) : -ENOSYS;
+	return pems_fio_restore(f->h, f->dfd, f->bfd, f->direct);
 }
 
 /* ---- runtime hooks ---- */

@@ -72,36 +72,41 @@ PEMS_API int pems_parse_compress(const char *s, enum pems_compress *mode, int *l
 	return 0;
 }
 
-static unsigned env_uint(const char *name, unsigned def)
+/* The environment variables are read in a fixed order and the first bad
+ * one ends pems_config_init: the functions below set *out, or print why
+ * not and return -PEMS_E_CONFIG. */
+static int env_uint(const char *name, unsigned *out)
 {
 	const char *s = getenv(name);
 	char *end;
 	unsigned long v;
 
 	if (!s || !*s)
-		return def;
+		return 0;
 	v = strtoul(s, &end, 10);
 	if (*end || v > 1u << 30) {
 		fprintf(stderr, "pems: error: %s=%s is not a number; unset it or give e.g. %s=4\n",
 			name, s, name);
-		exit(1);
+		return -PEMS_E_CONFIG;
 	}
-	return (unsigned)v;
+	*out = (unsigned)v;
+	return 0;
 }
 
-static size_t env_size(const char *name, size_t def)
+static int env_size(const char *name, size_t *out)
 {
 	const char *s = getenv(name);
 	size_t v;
 
 	if (!s || !*s)
-		return def;
+		return 0;
 	if (pems_parse_size(s, &v)) {
 		fprintf(stderr, "pems: error: %s=%s is not a size; use e.g. %s=256M\n",
 			name, s, name);
-		exit(1);
+		return -PEMS_E_CONFIG;
 	}
-	return v;
+	*out = v;
+	return 0;
 }
 
 /* PEMS_TMP holds colon-separated dirs; the strings live (in one static
@@ -121,12 +126,12 @@ static void env_tmp(struct pems_config *cfg)
 		cfg->tmp[cfg->ntmp++] = tok;
 }
 
-static void env_io(struct pems_config *cfg)
+static int env_io(struct pems_config *cfg)
 {
 	const char *s = getenv("PEMS_IO");
 
 	if (!s || !*s)
-		return;
+		return 0;
 	if (!strcmp(s, "uring"))
 		cfg->io = PEMS_IO_KIND_URING;
 	else if (!strcmp(s, "aio"))
@@ -135,40 +140,55 @@ static void env_io(struct pems_config *cfg)
 		cfg->io = PEMS_IO_KIND_SYNC;
 	else {
 		fprintf(stderr, "pems: error: PEMS_IO=%s: unknown backend; use uring, aio or sync\n", s);
-		exit(1);
+		return -PEMS_E_CONFIG;
 	}
+	return 0;
 }
 
-static void env_compress(struct pems_config *cfg)
+static int env_compress(struct pems_config *cfg)
 {
 	const char *s = getenv("PEMS_COMPRESS");
 
 	if (!s || !*s)
-		return;
+		return 0;
 	if (pems_parse_compress(s, &cfg->compress, &cfg->compress_level)) {
 		fprintf(stderr, "pems: error: PEMS_COMPRESS=%s: use zstd, zstd:LEVEL (-7..19, not 0), auto or off\n", s);
-		exit(1);
+		return -PEMS_E_CONFIG;
 	}
+	return 0;
 }
 
-PEMS_API void pems_config_init(struct pems_config *cfg)
+/* The numbers and sizes of the environment, in the order they are read. */
+static int env_numbers(struct pems_config *cfg)
+{
+	int rc;
+
+	if ((rc = env_uint("PEMS_PROCS", &cfg->procs)) ||
+	    (rc = env_uint("PEMS_THREADS", &cfg->threads)) ||
+	    (rc = env_uint("PEMS_QDEPTH", &cfg->qdepth)) ||
+	    (rc = env_size("PEMS_MU", &cfg->mu)) ||
+	    (rc = env_size("PEMS_MEM", &cfg->mem)) ||
+	    (rc = env_size("PEMS_STACK", &cfg->stack)) ||
+	    (rc = env_size("PEMS_MSG_MEM", &cfg->msg_mem)))
+		return rc;
+	env_tmp(cfg);
+	if ((rc = env_io(cfg)) || (rc = env_compress(cfg)))
+		return rc;
+	return 0;
+}
+
+PEMS_API int pems_config_init(struct pems_config *cfg)
 {
 	const char *s;
+	int rc;
 
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->stack = 256 << 10;
 	cfg->qdepth = 32;
 	cfg->io = PEMS_IO_KIND_URING;
-	cfg->procs = env_uint("PEMS_PROCS", 0);
-	cfg->threads = env_uint("PEMS_THREADS", 0);
-	cfg->qdepth = env_uint("PEMS_QDEPTH", cfg->qdepth);
-	cfg->mu = env_size("PEMS_MU", 0);
-	cfg->mem = env_size("PEMS_MEM", 0);
-	cfg->stack = env_size("PEMS_STACK", cfg->stack);
-	cfg->msg_mem = env_size("PEMS_MSG_MEM", 0);
-	env_tmp(cfg);
-	env_io(cfg);
-	env_compress(cfg);
+	rc = env_numbers(cfg);
+	if (rc)
+		return rc;
 	s = getenv("PEMS_STATS");
 	cfg->stats = s && *s && strcmp(s, "0");
 	s = getenv("PEMS_STATS_JSON");
@@ -179,12 +199,60 @@ PEMS_API void pems_config_init(struct pems_config *cfg)
 	s = getenv("PEMS_CHECKPOINT_DIR");
 	if (s && *s)
 		cfg->ckpt_dir = s;
-	cfg->ckpt_every = env_uint("PEMS_CHECKPOINT_EVERY", 0);
-	cfg->ckpt_secs = env_uint("PEMS_CHECKPOINT_SECS", 0);
+	if ((rc = env_uint("PEMS_CHECKPOINT_EVERY", &cfg->ckpt_every)) ||
+	    (rc = env_uint("PEMS_CHECKPOINT_SECS", &cfg->ckpt_secs)))
+		return rc;
 	s = getenv("PEMS_MSG_HOLD");
 	cfg->no_hold = s && !strcmp(s, "0");
 	s = getenv("PEMS_GLOBALS");
 	cfg->shared_globals = s && !strcmp(s, "shared");
+	return 0;
+}
+
+/* ---- the configuration of bsp_begin programs ---- */
+
+static struct pems_config next_cfg;
+static bool have_cfg;
+static int env_err;	/* pems_config_init's result for next_cfg */
+
+PEMS_API int pems_configure(const struct pems_config *cfg)
+{
+	if (pems_rt)
+		return -EBUSY;
+	if (pems_config_check(cfg))
+		return -EINVAL;
+	next_cfg = *cfg;
+	have_cfg = true;
+	env_err = 0;
+	return 0;
+}
+
+static void config_load(void)
+{
+	if (!have_cfg) {
+		env_err = pems_config_init(&next_cfg);
+		have_cfg = true;
+	}
+}
+
+PEMS_API const struct pems_config *pems_current_config(void)
+{
+	if (pems_rt)
+		return &pems_rt->cfg;
+	config_load();
+	return &next_cfg;
+}
+
+int pems_config_default(struct pems_config *out)
+{
+	config_load();
+	*out = next_cfg;
+	return env_err;
+}
+
+int pems_config_check(const struct pems_config *cfg)
+{
+	return cfg->ntmp > PEMS_MAX_TMP || cfg->threads > 64 ? -EINVAL : 0;
 }
 
 PEMS_API const char *pems_strerror(int err)
@@ -292,6 +360,45 @@ int pems_config_derive(struct pems_config *cfg, unsigned maxprocs,
 	return 0;
 }
 
+/* context.c (4): what may be held beside the run slots (the rest pool
+ * @rest) is the rest less room to prefetch and write back 2k contexts of
+ * @ctx bytes, but at least half of it (rt->cache_limit). */
+size_t pems_hold_limit(size_t rest, unsigned k, size_t ctx)
+{
+	size_t swap = 2 * (size_t)k * ctx;
+	size_t limit = rest > swap ? rest - swap : 0;
+
+	return limit < rest / 2 ? rest / 2 : limit;
+}
+
+PEMS_API size_t pems_msg_mem(unsigned threads, unsigned procs, size_t chunk)
+{
+	return (2 * (size_t)threads * procs + 8 * (size_t)threads) * chunk;
+}
+
+PEMS_API int pems_budget(const struct pems_config *cfg, unsigned nranks, size_t ctx,
+			 struct pems_budget *out)
+{
+	struct pems_config c;
+	struct pems_derived d;
+	size_t used;
+
+	memset(&c, 0, sizeof(c));
+	c.threads = cfg->threads ? cfg->threads : 1;
+	c.procs = cfg->procs ? cfg->procs : 1;
+	c.mem = cfg->mem;
+	c.msg_mem = cfg->msg_mem;
+	c.compress = cfg->compress;
+	c.compress_level = cfg->compress_level;
+	derive_overhead(&c, &d, nranks ? nranks : pems_nranks());
+	out->overhead = d.fixed + d.msg_budget;
+	out->msg = d.msg_budget;
+	out->chunk = d.chunk;
+	used = out->overhead + (size_t)c.threads * cfg->mu;
+	out->hold = pems_hold_limit(cfg->mem > used ? cfg->mem - used : 0, c.threads, ctx);
+	return 0;
+}
+
 PEMS_API size_t pems_overhead(unsigned threads, unsigned procs, size_t mem, size_t msg_mem)
 {
 	return pems_overhead_ranks(threads, procs, mem, msg_mem, pems_nranks());
@@ -300,29 +407,30 @@ PEMS_API size_t pems_overhead(unsigned threads, unsigned procs, size_t mem, size
 PEMS_API size_t pems_overhead_ranks(unsigned threads, unsigned procs, size_t mem,
 				    size_t msg_mem, unsigned nranks)
 {
-	struct pems_config cfg;
-	struct pems_derived d;
+	struct pems_config cfg = *pems_current_config();
+	struct pems_budget b;
 
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.threads = threads ? threads : 1;
-	cfg.procs = procs ? procs : 1;
+	cfg.threads = threads;
+	cfg.procs = procs;
 	cfg.mem = mem;
 	cfg.msg_mem = msg_mem;
-	cfg.compress = pems_current_config()->compress;
-	cfg.compress_level = pems_current_config()->compress_level;
-	derive_overhead(&cfg, &d, nranks ? nranks : 1);
-	return d.fixed + d.msg_budget;
+	pems_budget(&cfg, nranks ? nranks : 1, 0, &b);
+	return b.overhead;
 }
 
 PEMS_API size_t pems_hold_room(unsigned threads, unsigned procs, size_t mem, size_t msg_mem,
 			       size_t mu, size_t ctx, unsigned nranks)
 {
-	size_t k = threads ? threads : 1;
-	size_t used = pems_overhead_ranks(threads, procs, mem, msg_mem, nranks) + k * mu;
-	size_t rest = mem > used ? mem - used : 0;	/* sched.c: rest_budget */
+	struct pems_config cfg = *pems_current_config();
+	struct pems_budget b;
 
-	/* context.c pems_ctx_hold() */
-	return rest > 2 * k * ctx && rest - 2 * k * ctx > rest / 2 ? rest - 2 * k * ctx : rest / 2;
+	cfg.threads = threads;
+	cfg.procs = procs;
+	cfg.mem = mem;
+	cfg.msg_mem = msg_mem;
+	cfg.mu = mu;
+	pems_budget(&cfg, nranks ? nranks : 1, ctx, &b);
+	return b.hold;
 }
 
 /* "3 MiB" / "512 KiB" for messages: whole MiB from 1 MiB up, else KiB

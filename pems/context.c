@@ -141,11 +141,9 @@ void pems_ctx_seen(struct pems_rt *rt, size_t used)
  * aggregate's) the messages may take nearly all.  Never waits. */
 bool pems_ctx_hold(struct pems_rt *rt, size_t bytes)
 {
-	size_t swap = 2 * (size_t)rt->k * atomic_load_explicit(&rt->ctx_peak, memory_order_relaxed);
-	size_t limit = rt->rest_budget > swap ? rt->rest_budget - swap : 0;
+	size_t limit = pems_hold_limit(rt->rest_budget, rt->k,
+				       atomic_load_explicit(&rt->ctx_peak, memory_order_relaxed));
 
-	if (limit < rt->cache_limit)
-		limit = rt->cache_limit;
 	if (atomic_fetch_add(&rt->cached, bytes) + bytes > limit || !rest_take(rt, bytes)) {
 		atomic_fetch_sub(&rt->cached, bytes);
 		return false;

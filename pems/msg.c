@@ -178,12 +178,14 @@ static void pool_put(struct pems_rt *rt, char *b)
 /* ---- setup ---- */
 
 /* invariant (5): open chunks of this superstep and partial ones kept
- * from the last (2*k*vlocal) plus a few writes in flight per worker */
+ * from the last (2*k*vlocal) plus a few writes in flight per worker
+ * (pems_msg_mem); the largest power of two from a page to a request
+ * whose chunks fit @budget */
 size_t pems_msg_chunk_size(size_t budget, unsigned k, unsigned vlocal)
 {
-	size_t per = budget / (2 * (size_t)k * vlocal + 8 * k), p = PEMS_PAGE;
+	size_t p = PEMS_PAGE;
 
-	while (p * 2 <= per && p < PEMS_IO_REQ_SIZE)
+	while (p < PEMS_IO_REQ_SIZE && pems_msg_mem(k, vlocal, p * 2) <= budget)
 		p *= 2;
 	return p;
 }

@@ -37,6 +37,14 @@ struct pems_derived {
 #define PEMS_MSG_RA 4	/* message chunks read ahead per stream */
 int pems_config_derive(struct pems_config *cfg, unsigned maxprocs,
 		       struct pems_derived *d);
+/* The configuration of pems_configure, else of the environment (read
+ * once): 0, or pems_config_init's error (printed once). */
+int pems_config_default(struct pems_config *out);
+/* context.c (4): bytes of the rest pool @rest that held message chunks
+ * and cached contexts may take, k workers, contexts of @ctx (config.c) */
+size_t pems_hold_limit(size_t rest, unsigned k, size_t ctx);
+/* What pems_configure refuses: 0 or -EINVAL. */
+int pems_config_check(const struct pems_config *cfg);
 
 /* ---- in-context heap (heap.c) ---- */
 struct pems_heap {
@@ -328,10 +336,14 @@ double pems_now(void);
 const char *pems_size_str(char buf[32], size_t bytes);
 
 /* runtime lifecycle (sched.c) */
-int pems_rt_run(void (*entry)(void *), void *arg, unsigned maxprocs);
-/* bsp_begin on the initial thread: run as pems_rt_run, the caller going
- * on as the first VP of this rank; returns in that VP.  Exits the
- * process when the run ends without it (1 if the runtime cannot start). */
+/* Run @entry(@arg) on every VP with @cfg (copied; NULL:
+ * pems_config_default) and @maxprocs (bsp_begin's, or 0). */
+int pems_rt_run(const struct pems_config *cfg, void (*entry)(void *), void *arg,
+		unsigned maxprocs);
+/* bsp_begin on the initial thread: run as pems_rt_run (cfg NULL), the
+ * caller going on as the first VP of this rank; returns in that VP.
+ * Exits the process when the run ends without it (1 if the runtime
+ * cannot start). */
 void pems_rt_begin(void (*entry)(void *), void *arg, unsigned maxprocs);
 void pems_vp_end_keep(void);
 _Noreturn void pems_die(int status);
@@ -340,6 +352,20 @@ extern void *pems_progress_arg;
 #define PEMS_MIN_SCRATCH (64u << 20)	/* bytes free a scratch dir must have */
 void pems_vp_sync(void);	/* suspend the calling VP until the next superstep */
 _Noreturn void pems_vp_end(void);
+
+/* signals and the stack-overflow guard (abort.c): once per worker thread */
+void pems_segv_setup(void);
+
+/* scratch dirs (scratch.c): check and expand rt->cfg.tmp into
+ * rt->tmpdir, open the context files; then open file @name in dir @dir
+ * (unlinked unless a checkpoint needs it).  0 or -errno, message printed */
+int pems_scratch_setup(struct pems_rt *rt);
+int pems_scratch_open(struct pems_rt *rt, unsigned dir, const char *name, int *fd_out);
+
+/* statistics (stats.c): after each superstep (PEMS_STATS=2 prints one
+ * line), and at the end of the run (summed over ranks, printed, JSON) */
+void pems_stats_step(struct pems_rt *rt, double t_start);
+void pems_stats_final(struct pems_rt *rt);
 
 /* context swapping (context.c) */
 int pems_ctx_setup(struct pems_rt *rt);
@@ -373,9 +399,15 @@ unsigned pems_msg_ra(unsigned nranks);
 void pems_msg_buf_restore(struct pems_rt *rt, struct pems_chunk *c);
 size_t pems_msg_chunk_size(size_t budget, unsigned k, unsigned vlocal);
 
-/* registration lookups (bsp.c) */
+/* registrations (reg.c): a VP's table, ids increasing along it */
 struct pems_reg *pems_reg_find_addr(struct pems_vp *vp, const void *addr, uint64_t step);
 struct pems_reg *pems_reg_find_id(struct pems_vp *vp, uint64_t id);
+/* Register @size bytes at @addr in superstep @step: 0 or -ENOMEM. */
+int pems_reg_push(struct pems_vp *vp, const void *addr, size_t size, uint64_t step);
+/* Pop the latest live registration of @addr: 0, or -ENOENT (none). */
+int pems_reg_pop(struct pems_vp *vp, const void *addr, uint64_t step);
+/* At the sync ending superstep @step: forget what is no longer used. */
+void pems_reg_compact(struct pems_vp *vp, uint64_t step);
 
 /* collectives (coll.c) */
 void pems_coll_barrier(struct pems_rt *rt);
@@ -410,6 +442,20 @@ char *pems_tp_alltoallv(struct pems_rt *rt, const char *send, const size_t *scou
 void pems_msg_land(struct pems_worker *w, struct pems_stream *s, const char *data, size_t len);
 void pems_set_thread_worker(struct pems_worker *w);
 
+/* the file service behind pems_file_* (fileio.c): the same arguments
+ * and results as the API; pems_fio_foreign: @aio was started on another
+ * worker (then pems_fio_wait must not be called); pems_fio_restore: on
+ * resume, handle @h is open again at its old descriptors (0 or -EBUSY) */
+int pems_fio_open(const char *path, int flags, int mode);
+int pems_fio_close(int h);
+long long pems_fio_rw(int h, bool write, void *buf, size_t len, uint64_t off);
+int pems_fio_start(int h, bool write, void *buf, size_t len, uint64_t off,
+		   struct pems_file_aio *aio);
+bool pems_fio_foreign(const struct pems_file_aio *aio);
+long long pems_fio_wait(struct pems_file_aio *aio);
+long long pems_fio_read_pieces(int h, void *out, const uint64_t *offs, size_t n, size_t len);
+int pems_fio_restore(int h, int dfd, int bfd, bool direct);
+
 /* checkpoints (checkpoint.c) */
 struct pems_ckpt;
 int pems_ckpt_init(struct pems_rt *rt);
@@ -424,8 +470,6 @@ bool pems_ckpt_kept(void);
 bool pems_ckpt_started(void);
 void pems_ckpt_file_note(int h, const char *path, int flags, int dfd, int bfd, bool direct);
 void pems_ckpt_file_forget(int h);
-/* set by bsp/file.c: put a reopened file back into its table */
-extern int (*pems_ckpt_file_hook)(int h, int dfd, int bfd, bool direct);
 /* pems_remove_on_abort's list (sched.c): a malloc'd array of n paths */
 unsigned pems_cleanup_list(const char ***paths);
 void pems_remove_on_abort_once(const char *path);

@@ -22,112 +22,28 @@
  *      memory or wholly written;
  *  (3) a VP's code never caches the worker or the thread it runs on
  *      across a sync: pems_self() reads a thread-local each call.
+ *
+ * Around it: fiber.h (stack switches told to ASan/TSan), abort.c (fatal
+ * errors, signals, stack overflow), scratch.c (scratch dirs and files),
+ * stats.c (statistics and their JSON).
  */
 #include <errno.h>
-#include <signal.h>
-#include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
-#include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "runtime.h"
 #include "spill.h"
-
-/*
- * Stack switches are announced to AddressSanitizer (a VP's stack lives in
- * its context slice): without it ASan cannot tell a switch from a stack
- * overflow and reports false positives.  No-ops in other builds.
- */
-#if defined(__SANITIZE_ADDRESS__)
-#define PEMS_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define PEMS_ASAN 1
-#endif
-#endif
-#ifdef PEMS_ASAN
-void __sanitizer_start_switch_fiber(void **fake_stack_save, const void *bottom, size_t size);
-void __sanitizer_finish_switch_fiber(void *fake_stack_save, const void **bottom_old,
-				     size_t *size_old);
-#define FIBER_START(save, lo, n) __sanitizer_start_switch_fiber((save), (lo), (n))
-#define FIBER_FINISH(save, lo, n) __sanitizer_finish_switch_fiber((save), (lo), (n))
-#else
-#define FIBER_START(save, lo, n) ((void)(save), (void)(lo), (void)(n))
-#define FIBER_FINISH(save, lo, n) ((void)(save), (void)(lo), (void)(n))
-#endif
-
-/*
- * ThreadSanitizer is told the same (make tsan): each VP is a TSan fiber,
- * created when its ucontext is made and switched to right before every
- * swapcontext/setcontext into or out of it.  Without this TSan takes a
- * VP resumed on another thread for a race with itself, and its shadow
- * stack breaks at the first switch.  Switches synchronise (flag 0): the
- * worker hands the VP's memory over to the VP and back, as swapcontext
- * does on one thread.  No-ops in other builds.
- */
-#if defined(__SANITIZE_THREAD__)
-#define PEMS_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define PEMS_TSAN 1
-#endif
-#endif
-#ifdef PEMS_TSAN
-void *__tsan_get_current_fiber(void);
-void *__tsan_create_fiber(unsigned flags);
-void __tsan_destroy_fiber(void *fiber);
-void __tsan_switch_to_fiber(void *fiber, unsigned flags);
-void __tsan_func_entry(void *call_pc);
-/* the fiber of the worker (thread) that runs the current VP */
-static __thread void *tls_tsan_worker;
-/* Frames given to the fiber of a VP restored from a checkpoint: it goes
- * on in the middle of the calls it was saved in, and every return out of
- * them pops TSan's shadow stack of its new, empty fiber; without these
- * the pops run below its start (a crash inside TSan at the next report
- * or mutex).  More than any chain from a VP's function to its switch. */
-#define TSAN_RESUME_FRAMES 64
-/* worker -> VP: remember where to come back to, enter the VP's fiber;
- * made: the VP's context comes from makecontext (not a checkpoint) */
-static void tsan_enter(struct pems_vp *vp, bool made)
-{
-	bool fresh = !vp->tsan_fiber;
-	int i;
-
-	if (fresh)
-		vp->tsan_fiber = __tsan_create_fiber(0);
-	tls_tsan_worker = __tsan_get_current_fiber();
-	__tsan_switch_to_fiber(vp->tsan_fiber, 0);
-	for (i = 0; fresh && !made && i < TSAN_RESUME_FRAMES; i++)
-		__tsan_func_entry(__builtin_return_address(0));
-}
-/* VP -> worker, on the VP's stack */
-static void tsan_leave(void)
-{
-	__tsan_switch_to_fiber(tls_tsan_worker, 0);
-}
-/* after the VP has ended for good (never on its own fiber) */
-static void tsan_drop(struct pems_vp *vp)
-{
-	if (vp->tsan_fiber)
-		__tsan_destroy_fiber(vp->tsan_fiber);
-	vp->tsan_fiber = NULL;
-}
-#else
-#define tsan_enter(vp, made) ((void)(vp), (void)(made))
-#define tsan_leave() ((void)0)
-#define tsan_drop(vp) ((void)(vp))
-#endif
+#include "fiber.h"
 
 struct pems_rt *pems_rt;
+#ifdef PEMS_TSAN
+__thread void *pems_tsan_worker;
+#endif
 static __thread struct pems_worker *tls_worker;
-static struct pems_stats last_stats;
 
 double pems_now(void)
 {
@@ -152,205 +68,9 @@ __attribute__((noinline)) struct pems_vp *pems_self(void)
 	return w ? w->cur : NULL;
 }
 
-/* ---- cleanup on fatal errors: files an algorithm asked us to remove ---- */
-static char *cleanup_paths[16];
-static unsigned ncleanup;
-static pthread_mutex_t cleanup_lock = PTHREAD_MUTEX_INITIALIZER;
-
-/* Ctrl-C, or mpirun ending the job after another rank failed: no partial
- * output may survive (unlink is async-signal-safe). */
-static void on_signal(int sig)
-{
-	unsigned i;
-
-	/* a kept checkpoint needs them (OUT.pems-tmp holds what the run
-	 * wrote before it; checkpoint.c) */
-	for (i = 0; i < ncleanup && !pems_ckpt_kept(); i++)
-		unlink(cleanup_paths[i]);
-	pems_ckpt_die();
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
-PEMS_API void pems_remove_on_abort(const char *path)
-{
-	static bool handlers;
-
-	if (!handlers) {
-		handlers = true;
-		signal(SIGINT, on_signal);
-		signal(SIGTERM, on_signal);
-		signal(SIGHUP, on_signal);
-	}
-	pthread_mutex_lock(&cleanup_lock);
-	if (path && ncleanup < 16)
-		cleanup_paths[ncleanup++] = strdup(path);
-	else if (!path)
-		while (ncleanup)
-			free(cleanup_paths[--ncleanup]);
-	pthread_mutex_unlock(&cleanup_lock);
-}
-
-/* Resume: register @path unless the driver did already. */
-void pems_remove_on_abort_once(const char *path)
-{
-	unsigned i;
-
-	for (i = 0; i < ncleanup; i++)
-		if (!strcmp(cleanup_paths[i], path))
-			return;
-	pems_remove_on_abort(path);
-}
-
-unsigned pems_cleanup_list(const char ***paths)
-{
-	unsigned i, n;
-
-	pthread_mutex_lock(&cleanup_lock);
-	n = ncleanup;
-	*paths = malloc((n + 1) * sizeof(**paths));
-	for (i = 0; *paths && i < n; i++)
-		(*paths)[i] = cleanup_paths[i];
-	pthread_mutex_unlock(&cleanup_lock);
-	return *paths ? n : 0;
-}
-
 void pems_set_thread_worker(struct pems_worker *w)
 {
 	tls_worker = w;
-}
-
-/* Several workers (and the comm thread) can fail at once, e.g. on a
- * failing disk: only the first may clean up and call MPI_Abort (Open
- * MPI crashed when two threads of a rank aborted together); the others
- * wait here for the process to end.  Returns only in the first caller. */
-static void first_to_die(void)
-{
-	static atomic_flag dying = ATOMIC_FLAG_INIT;
-
-	if (!atomic_flag_test_and_set(&dying))
-		return;
-	for (;;)
-		pause();
-}
-
-static _Noreturn void pems_die_first(int status);
-
-_Noreturn void pems_die(int status)
-{
-	first_to_die();
-	pems_die_first(status);
-}
-
-/* The rest of pems_die, for the thread that got first_to_die(). */
-static _Noreturn void pems_die_first(int status)
-{
-	unsigned i;
-
-	fflush(stdout);
-	for (i = 0; i < ncleanup && !pems_ckpt_kept(); i++)
-		unlink(cleanup_paths[i]);
-	pems_ckpt_die();
-	fflush(stderr);
-	pems_tp_abort(status);	/* the other ranks end too (transport.c 4) */
-	_exit(status);
-}
-
-_Noreturn void pems_fatal(const char *fmt, ...)
-{
-	va_list ap;
-	char buf[1024];
-
-	first_to_die();
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "pems: error: %s\n", buf);
-	pems_die_first(1);
-}
-
-/* ---- scratch space ---- */
-
-static int open_scratch(struct pems_rt *rt, unsigned dir, const char *name,
-			int *fd_out)
-{
-	char path[4096];
-	bool direct, keep;
-	int fd, flags;
-
-	keep = pems_ckpt_scratch_path(rt, rt->tmpdir[dir], name, path, sizeof(path), &flags);
-	fd = pems_io_open(path, flags, 0600, &direct);
-	if (fd < 0) {
-		fprintf(stderr, "pems: error: cannot create scratch file %s: %s; check --tmp / PEMS_TMP\n",
-			path, strerror(-fd));
-		return fd;
-	}
-	/* scratch vanishes with the process, even on a crash (unless a
-	 * checkpoint may need it: checkpoint.c) */
-	if (!keep)
-		unlink(path);
-	*fd_out = fd;
-	return 0;
-}
-
-static char *expand_rank(const char *dir, unsigned rank)
-{
-	char buf[4096], *o = buf;
-	const char *s;
-
-	for (s = dir; *s && o < buf + sizeof(buf) - 16; s++) {
-		if (s[0] == '%' && s[1] == 'r') {
-			o += sprintf(o, "%u", rank);
-			s++;
-		} else {
-			*o++ = *s;
-		}
-	}
-	*o = 0;
-	return strdup(buf);
-}
-
-static int scratch_setup(struct pems_rt *rt)
-{
-	const char *def = getenv("TMPDIR");
-	unsigned i;
-
-	if (!rt->cfg.ntmp) {
-		rt->cfg.tmp[0] = def && *def ? def : "pems-tmp";
-		rt->cfg.ntmp = 1;
-		if (!(def && *def))
-			mkdir("pems-tmp", 0700);
-	}
-	rt->ndirs = rt->cfg.ntmp;
-	for (i = 0; i < rt->ndirs; i++) {
-		struct statvfs sv;
-		struct stat st;
-		char *d = expand_rank(rt->cfg.tmp[i], rt->rank);
-
-		rt->tmpdir[i] = d;
-		int sr = stat(d, &st);
-
-		if (sr || !S_ISDIR(st.st_mode)) {
-			fprintf(stderr, "pems: error: scratch dir %s: %s; create it or pass another --tmp\n",
-				d, sr ? strerror(errno) : "not a directory");
-			return -PEMS_E_SCRATCH;
-		}
-		if (access(d, W_OK)) {
-			fprintf(stderr, "pems: error: scratch dir %s: not writable; pass another --tmp\n", d);
-			return -PEMS_E_SCRATCH;
-		}
-		if (!statvfs(d, &sv) && (uint64_t)sv.f_bavail * sv.f_frsize < PEMS_MIN_SCRATCH) {
-			fprintf(stderr, "pems: error: scratch dir %s: only %llu MiB free, pems needs at least %u MiB; free space or pass another --tmp\n",
-				d, (unsigned long long)((uint64_t)sv.f_bavail * sv.f_frsize >> 20),
-				PEMS_MIN_SCRATCH >> 20);
-			return -PEMS_E_SCRATCH;
-		}
-		if (open_scratch(rt, i, "ctx", &rt->ctx_fd[0][i]))
-			return -PEMS_E_SCRATCH;
-		if (rt->ckpt && open_scratch(rt, i, "ctx.1", &rt->ctx_fd[1][i]))
-			return -PEMS_E_SCRATCH;
-	}
-	return 0;
 }
 
 /* ---- workers ---- */
@@ -537,62 +257,6 @@ static void worker_superstep(struct pems_worker *w)
 	pems_msg_flush(w);
 }
 
-/*
- * A VP that overflows its stack hits the guard page below it (context.c).
- * The fault is taken on an alternate stack (the VP's own is exhausted)
- * and reported like any other misuse instead of a bare SIGSEGV.
- */
-static void on_segv(int sig, siginfo_t *si, void *uc);
-
-static void segv_install(void)
-{
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = on_segv;
-	sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
-	sigaction(SIGSEGV, &sa, NULL);
-}
-
-static void on_segv(int sig, siginfo_t *si, void *uc)
-{
-	struct pems_rt *rt = pems_rt;
-	char *a = si->si_addr, msg[200];
-	int n;
-
-	(void)uc;
-	if (rt && rt->region && a >= rt->region && a < rt->region + (size_t)rt->vlocal * rt->mu) {
-		size_t lid = (size_t)(a - rt->region) / rt->mu, off = (size_t)(a - rt->region) % rt->mu;
-		size_t guard = rt->mu - rt->stack - PEMS_PAGE;
-
-		if (off >= guard && off < guard + PEMS_PAGE) {
-			n = snprintf(msg, sizeof(msg), "pems: error: VP %u overflowed its stack of %zu KiB in superstep %llu; raise PEMS_STACK\n",
-				     rt->first + (unsigned)lid, rt->stack >> 10,
-				     (unsigned long long)rt->superstep);
-			if (write(2, msg, (size_t)n) < 0)
-				n = 0;
-			pems_tp_abort(1);
-			_exit(1);
-		}
-	}
-	signal(sig, SIG_DFL);	/* not ours: crash as usual */
-}
-
-static void segv_setup(void)
-{
-	static pthread_once_t once = PTHREAD_ONCE_INIT;
-	stack_t ss = { .ss_size = 64 << 10 }, old;
-
-	/* keep one the thread already has (ASan installs its own and frees
-	 * it at thread exit) */
-	if (!sigaltstack(NULL, &old) && (old.ss_flags & SS_DISABLE)) {
-		ss.ss_sp = malloc(ss.ss_size);
-		if (ss.ss_sp)
-			sigaltstack(&ss, NULL);	/* per thread; freed with the process */
-	}
-	pthread_once(&once, segv_install);
-}
-
 static void *worker_main(void *arg)
 {
 	struct pems_worker *w = arg;
@@ -600,7 +264,7 @@ static void *worker_main(void *arg)
 	uint64_t gen = 0;
 
 	tls_worker = w;
-	segv_setup();
+	pems_segv_setup();
 	for (;;) {
 		pthread_mutex_lock(&rt->lock);
 		while (rt->go_gen == gen && !rt->quit)
@@ -660,7 +324,7 @@ static int workers_setup(struct pems_rt *rt)
 			return -ENOMEM;
 		for (l = 0; l < rt->nlogs; l++) {
 			snprintf(name, sizeof(name), "msg%u.%u", i, l);
-			if (open_scratch(rt, i % rt->ndirs, name, &w->msg_fd[l]))
+			if (pems_scratch_open(rt, i % rt->ndirs, name, &w->msg_fd[l]))
 				return -PEMS_E_SCRATCH;
 		}
 	}
@@ -685,7 +349,7 @@ static int workers_setup(struct pems_rt *rt)
 			char name[32];
 
 			snprintf(name, sizeof(name), "msgnet.%u", l);
-			if (open_scratch(rt, t->id % rt->ndirs, name, &t->msg_fd[l]))
+			if (pems_scratch_open(rt, t->id % rt->ndirs, name, &t->msg_fd[l]))
 				return -PEMS_E_SCRATCH;
 		}
 	}
@@ -704,144 +368,6 @@ static void workers_stop(struct pems_rt *rt)
 	for (i = 0; rt->workers && i < rt->k; i++)
 		if (rt->workers[i].thread)
 			pthread_join(rt->workers[i].thread, NULL);
-}
-
-/* ---- statistics ---- */
-
-static void stats_collect(struct pems_rt *rt, struct pems_stats *st)
-{
-	unsigned i;
-
-	memset(st, 0, sizeof(*st));
-	for (i = 0; i < rt->k; i++) {
-		struct pems_worker *w = &rt->workers[i];
-
-		st->ctx_read += w->ctx_read;
-		st->ctx_written += w->ctx_written;
-		st->msg_read += w->msg_read;
-		st->msg_written += w->msg_written;
-		st->msg_held += w->msg_held;
-		st->file_read += w->file_read;
-		st->file_written += w->file_written;
-		st->h_bytes += w->h_bytes;
-		if (w->h_max > st->h_max)
-			st->h_max = w->h_max;
-		st->compute_secs += (double)w->compute_ns / 1e9;
-		st->io_wait_secs += (double)w->io_wait_ns / 1e9;
-	}
-	if (rt->tpw) {
-		st->msg_read += rt->tpw->msg_read;
-		st->msg_written += rt->tpw->msg_written;
-		st->msg_held += rt->tpw->msg_held;
-	}
-	st->ctx_read += rt->gets_read;
-	st->supersteps = rt->supersteps;
-	st->total_secs = pems_now() - rt->t0;
-	st->peak_resident = rt->peak_resident + (size_t)rt->k * rt->mu;	/* + run slots */
-	pems_spill_totals(PEMS_SPILL_CTX, &st->ctx_raw, &st->ctx_stored);
-	pems_spill_totals(PEMS_SPILL_MSG, &st->msg_raw, &st->msg_stored);
-}
-
-/* After the run, the statistics of all ranks: bytes summed, times max. */
-static void stats_sum_ranks(struct pems_rt *rt, struct pems_stats *st)
-{
-	uint64_t v[15] = { st->ctx_read, st->ctx_written, st->msg_read, st->msg_written,
-			   st->file_read, st->file_written, st->h_bytes, st->peak_resident,
-			   (uint64_t)(st->compute_secs * 1e6), (uint64_t)(st->io_wait_secs * 1e6),
-			   st->ctx_raw, st->ctx_stored, st->msg_raw, st->msg_stored, st->msg_held };
-
-	if (rt->nranks == 1)
-		return;
-	pems_tp_sum_u64(rt, v, 15);
-	st->ctx_read = v[0];
-	st->ctx_written = v[1];
-	st->msg_read = v[2];
-	st->msg_written = v[3];
-	st->file_read = v[4];
-	st->file_written = v[5];
-	st->h_bytes = v[6];
-	st->peak_resident = v[7];
-	st->compute_secs = (double)v[8] / 1e6;
-	st->io_wait_secs = (double)v[9] / 1e6;
-	st->ctx_raw = v[10];
-	st->ctx_stored = v[11];
-	st->msg_raw = v[12];
-	st->msg_stored = v[13];
-	st->msg_held = v[14];
-}
-
-PEMS_API void pems_get_stats(struct pems_stats *out)
-{
-	if (pems_rt)
-		stats_collect(pems_rt, out);
-	else
-		*out = last_stats;
-}
-
-static void stats_print(const struct pems_rt *rt, const struct pems_stats *st)
-{
-	fprintf(stderr,
-		"pems: stats: v=%u k=%u mu=%zuM mem=%zuM supersteps=%llu time=%.3fs compute=%.3fs io_wait=%.3fs\n"
-		"pems: stats: context read=%llu written=%llu; messages read=%llu written=%llu held=%llu; files read=%llu written=%llu (bytes)\n"
-		"pems: stats: h total=%llu max=%llu; peak resident contexts=%llu bytes\n",
-		rt->v, rt->k, rt->mu >> 20, rt->cfg.mem >> 20,
-		(unsigned long long)st->supersteps, st->total_secs, st->compute_secs,
-		st->io_wait_secs, (unsigned long long)st->ctx_read,
-		(unsigned long long)st->ctx_written, (unsigned long long)st->msg_read,
-		(unsigned long long)st->msg_written, (unsigned long long)st->msg_held,
-		(unsigned long long)st->file_read,
-		(unsigned long long)st->file_written, (unsigned long long)st->h_bytes,
-		(unsigned long long)st->h_max, (unsigned long long)st->peak_resident);
-}
-
-static void stats_json(const struct pems_rt *rt, const struct pems_stats *st, const char *path)
-{
-	FILE *f = fopen(path, "w");
-
-	if (!f) {
-		fprintf(stderr, "pems: warning: cannot write stats to %s: %s\n", path, strerror(errno));
-		return;
-	}
-	fprintf(f, "{\"v\": %u, \"k\": %u, \"p\": %u, \"mu\": %zu, \"mem\": %zu, \"supersteps\": %llu,"
-		" \"total_secs\": %.6f, \"compute_secs\": %.6f, \"io_wait_secs\": %.6f,"
-		" \"ctx_read\": %llu, \"ctx_written\": %llu, \"msg_read\": %llu, \"msg_written\": %llu,"
-		" \"file_read\": %llu, \"file_written\": %llu, \"h_bytes\": %llu, \"h_max\": %llu,"
-		" \"peak_resident\": %llu, \"ctx_raw\": %llu, \"ctx_stored\": %llu, \"msg_raw\": %llu,"
-		" \"msg_stored\": %llu, \"msg_held\": %llu}\n",
-		rt->v, rt->k, rt->nranks, rt->mu, rt->cfg.mem, (unsigned long long)st->supersteps,
-		st->total_secs, st->compute_secs, st->io_wait_secs,
-		(unsigned long long)st->ctx_read, (unsigned long long)st->ctx_written,
-		(unsigned long long)st->msg_read, (unsigned long long)st->msg_written,
-		(unsigned long long)st->file_read, (unsigned long long)st->file_written,
-		(unsigned long long)st->h_bytes, (unsigned long long)st->h_max,
-		(unsigned long long)st->peak_resident, (unsigned long long)st->ctx_raw,
-		(unsigned long long)st->ctx_stored, (unsigned long long)st->msg_raw,
-		(unsigned long long)st->msg_stored, (unsigned long long)st->msg_held);
-	fclose(f);
-}
-
-/* One line per superstep on stderr with PEMS_STATS=2 (deltas). */
-static void step_stats(struct pems_rt *rt, double t_start)
-{
-	static struct pems_stats prev;
-	struct pems_stats st;
-
-	if (!getenv("PEMS_STATS") || atoi(getenv("PEMS_STATS")) < 2)
-		return;
-	if (rt->supersteps == 1)
-		memset(&prev, 0, sizeof(prev));
-	stats_collect(rt, &st);
-	fprintf(stderr, "pems: superstep %llu: %.3fs compute=%.3fs io_wait=%.3fs ctx r/w=%llu/%llu msg r/w=%llu/%llu file r/w=%llu/%llu h=%llu\n",
-		(unsigned long long)rt->superstep, pems_now() - t_start,
-		st.compute_secs - prev.compute_secs, st.io_wait_secs - prev.io_wait_secs,
-		(unsigned long long)(st.ctx_read - prev.ctx_read),
-		(unsigned long long)(st.ctx_written - prev.ctx_written),
-		(unsigned long long)(st.msg_read - prev.msg_read),
-		(unsigned long long)(st.msg_written - prev.msg_written),
-		(unsigned long long)(st.file_read - prev.file_read),
-		(unsigned long long)(st.file_written - prev.file_written),
-		(unsigned long long)(st.h_bytes - prev.h_bytes));
-	prev = st;
 }
 
 /* ---- the driver ---- */
@@ -933,7 +459,7 @@ static int rt_init(struct pems_rt *rt, unsigned maxprocs)
 	rc = pems_ckpt_init(rt);
 	if (rc)
 		return rc;
-	rc = scratch_setup(rt);
+	rc = pems_scratch_setup(rt);
 	if (rc)
 		return rc;
 	rc = pems_ctx_setup(rt);
@@ -1018,31 +544,6 @@ static void run_post_bsp(struct pems_rt *rt)
 	pems_io_destroy(mw.io);
 }
 
-static struct pems_config next_cfg;
-static bool have_cfg;
-
-PEMS_API int pems_configure(const struct pems_config *cfg)
-{
-	if (pems_rt)
-		return -EBUSY;
-	if (cfg->ntmp > PEMS_MAX_TMP || cfg->threads > 64)
-		return -EINVAL;
-	next_cfg = *cfg;
-	have_cfg = true;
-	return 0;
-}
-
-PEMS_API const struct pems_config *pems_current_config(void)
-{
-	if (pems_rt)
-		return &pems_rt->cfg;
-	if (!have_cfg) {
-		pems_config_init(&next_cfg);
-		have_cfg = true;
-	}
-	return &next_cfg;
-}
-
 void (*pems_progress_fn)(uint64_t, void *);
 void *pems_progress_arg;
 
@@ -1074,7 +575,7 @@ static void native_driver(void)
 	int rc;
 
 	FIBER_FINISH(NULL, &native.lo, &native.size);
-	rc = pems_rt_run(native.entry, native.arg, native.maxprocs);
+	rc = pems_rt_run(NULL, native.entry, native.arg, native.maxprocs);
 	fflush(stdout);
 	/* the run is over and the native VP did not go on after bsp_end
 	 * (another rank's, or the runtime did not start) */
@@ -1108,18 +609,28 @@ void pems_rt_begin(void (*entry)(void *), void *arg, unsigned maxprocs)
 	FIBER_FINISH(native.fake, &w->stack_lo, &w->stack_size);
 }
 
-int pems_rt_run(void (*entry)(void *), void *arg, unsigned maxprocs)
+int pems_rt_run(const struct pems_config *cfg, void (*entry)(void *), void *arg,
+		unsigned maxprocs)
 {
 	struct pems_rt *rt;
-	struct pems_stats st;
 	int rc;
 
 	if (pems_rt)
 		return -EBUSY;
+	if (cfg && pems_config_check(cfg))
+		return -EINVAL;
 	rt = calloc(1, sizeof(*rt));
 	if (!rt)
 		return -ENOMEM;
-	rt->cfg = *pems_current_config();
+	if (cfg) {
+		rt->cfg = *cfg;
+	} else {
+		rc = pems_config_default(&rt->cfg);
+		if (rc) {
+			free(rt);
+			return rc;
+		}
+	}
 	rt->entry = entry;
 	rt->entry_arg = arg;
 	rt->t0 = pems_now();
@@ -1148,7 +659,7 @@ int pems_rt_run(void (*entry)(void *), void *arg, unsigned maxprocs)
 		superstep(rt);
 		pems_tp_end_superstep(rt);	/* MPI is ours until resume */
 		rt->supersteps++;
-		step_stats(rt, ts);
+		pems_stats_step(rt, ts);
 		check_ends(rt);
 		if (rt->ended == rt->vlocal)
 			break;
@@ -1168,13 +679,7 @@ int pems_rt_run(void (*entry)(void *), void *arg, unsigned maxprocs)
 	}
 	workers_stop(rt);
 	pems_ckpt_finish(rt);
-	stats_collect(rt, &st);
-	stats_sum_ranks(rt, &st);
-	last_stats = st;
-	if (rt->cfg.stats)
-		stats_print(rt, &st);
-	if (rt->cfg.stats_json)
-		stats_json(rt, &st, rt->cfg.stats_json);
+	pems_stats_final(rt);
 	if (rt->post_bsp)
 		run_post_bsp(rt);
 	rc = rt->exit_code;
@@ -1227,7 +732,7 @@ void pems_vp_end_keep(void)
 	FIBER_FINISH(vp->fake_stack, &w->stack_lo, &w->stack_size);
 }
 
-PEMS_API int pems_spmd(void (*spmd)(void *arg), void *arg)
+PEMS_API int pems_spmd(const struct pems_config *cfg, void (*spmd)(void *arg), void *arg)
 {
-	return pems_rt_run(spmd, arg, 0);
+	return pems_rt_run(cfg, spmd, arg, 0);
 }

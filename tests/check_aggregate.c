@@ -646,7 +646,7 @@ static void api_check(unsigned v, bool user)
 	cfg.ntmp = 1;
 	cfg.quiet = true;
 	ck_assert_int_eq(pems_configure(&cfg), 0);
-	ck_assert_int_eq(pems_spmd(api_spmd, NULL), 0);
+	ck_assert_int_eq(pems_spmd(NULL, api_spmd, NULL), 0);
 	ck_assert_int_eq(api_order_bad, 0);
 	for (i = 0; i < API_G; i++) {
 		ck_assert_int_eq(api_got[i].seen, 1);

@@ -1406,7 +1406,7 @@ START_TEST(spmd_case)
 	ck_assert_int_eq(spmd_configure(c), 0);
 	ck_assert_msg(bsp_nprocs() == c->v, "[%s] bsp_nprocs() before the SPMD section is %u",
 		      c->name, bsp_nprocs());
-	rc = pems_spmd(bc->fn, r);
+	rc = pems_spmd(NULL, bc->fn, r);
 	ck_assert_msg(rc == 0, "%s [%s]: pems_spmd returned %d (%s)", bc->name, c->name, rc,
 		      pems_strerror(rc));
 	ck_assert_msg(atomic_load(&r->bad) == 0, "%s [%s]: %u failed checks; first: %s", bc->name,
@@ -1451,7 +1451,7 @@ static void child_spmd(void *arg)
 
 	if (spmd_configure(s->cfg))
 		exit(125);
-	rc = pems_spmd(s->fn, NULL);
+	rc = pems_spmd(NULL, s->fn, NULL);
 	printf("rc=%d\n", rc);
 	exit(rc ? 2 : 0);
 }

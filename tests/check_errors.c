@@ -57,7 +57,7 @@ static void run_lib(const struct scenario *s)
 
 	if (spmd_configure(s->cfg))
 		exit(125);
-	rc = pems_spmd(s->fn, NULL);
+	rc = pems_spmd(NULL, s->fn, NULL);
 	printf("rc=%d\n", rc);
 	exit(rc < 0 ? 1 : 0);
 }
@@ -523,12 +523,13 @@ static const char *env_name, *env_value;
 static void run_env(const struct scenario *s)
 {
 	struct pems_config pc;
+	int rc;
 
 	(void)s;
 	setenv(env_name, env_value, 1);
-	pems_config_init(&pc);	/* reads the environment */
-	printf("pems_config_init returned\n");
-	exit(0);
+	rc = pems_config_init(&pc);	/* reads the environment */
+	printf("rc=%d\n", rc);
+	exit(rc ? 1 : 0);
 }
 
 /* scratch dirs */
@@ -545,7 +546,7 @@ static void run_scratch(const struct scenario *s)
 	if (pems_configure(&pc))
 		exit(125);
 	errno = EACCES;	/* a stale errno, as any program may have */
-	rc = pems_spmd(s->fn, NULL);
+	rc = pems_spmd(NULL, s->fn, NULL);
 	printf("rc=%d\n", rc);
 	exit(rc < 0 ? 1 : 0);
 }
@@ -728,7 +729,8 @@ START_TEST(budget_suggestion_is_enough)
 }
 END_TEST
 
-/* Bad environment values end pems_config_init with a message. */
+/* pems_config_init returns -PEMS_E_CONFIG for a bad environment value,
+ * with a message naming it (it does not exit). */
 static const char *const env_cases[][3] = {
 	{ "PEMS_PROCS", "abc", "pems: error: PEMS_PROCS=abc is not a number; unset it or give e.g. PEMS_PROCS=4\n" },
 	{ "PEMS_THREADS", "-2", "pems: error: PEMS_THREADS=-2 is not a number; unset it or give e.g. PEMS_THREADS=4\n" },
@@ -739,7 +741,8 @@ static const char *const env_cases[][3] = {
 
 START_TEST(bad_environment_value)
 {
-	struct scenario s = { env_cases[_i][0], run_env, NULL, NULL, NULL, env_cases[_i][2], "", NULL };
+	struct scenario s = { env_cases[_i][0], run_env, NULL, NULL, NULL, env_cases[_i][2],
+			      "rc=-1003\n", NULL };
 
 	env_name = env_cases[_i][0];
 	env_value = env_cases[_i][1];

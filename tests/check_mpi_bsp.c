@@ -1042,7 +1042,7 @@ START_TEST(spmd_case)
 			      (size_t)c->v * c->mu >> 20, mem >> 20);
 	mt_run_init(&r, mc->spmd, c->v);
 	t0 = spmd_now();
-	rc = pems_spmd(mt_entry, &r);
+	rc = pems_spmd(NULL, mt_entry, &r);
 	t0 = spmd_now() - t0;
 	t_spmd += t0;
 	if (getenv("PEMS_TEST_TIMES") && mt_w.rank == 0)
@@ -1099,12 +1099,12 @@ START_TEST(fewer_vps_than_ranks_is_refused_everywhere)
 	if (mt_w.nranks == 1)
 		return;
 	ck_assert_int_eq(mt_configure(&c, NULL), 0);
-	rc = pems_spmd(spmd_nothing, NULL);
+	rc = pems_spmd(NULL, spmd_nothing, NULL);
 	ck_assert_msg(rc < 0, "pems_spmd with %u VPs on %u ranks returned %d", c.v, mt_w.nranks,
 		      rc);
 	c.v = mt_w.nranks;
 	ck_assert_int_eq(mt_configure(&c, NULL), 0);
-	ck_assert_int_eq(pems_spmd(spmd_nothing, NULL), 0);
+	ck_assert_int_eq(pems_spmd(NULL, spmd_nothing, NULL), 0);
 }
 END_TEST
 

@@ -209,7 +209,7 @@ static void child(void *arg)
 	 * the load of the machine */
 	setenv("PEMS_DISK_BW", "1M", 1);
 	ck_assert_int_eq(spmd_configure(&c), 0);
-	rc = pems_spmd(spmd, NULL);
+	rc = pems_spmd(NULL, spmd, NULL);
 	if (rc) {
 		printf("rc=%d\n", rc);
 		exit(1);

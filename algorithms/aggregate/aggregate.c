@@ -958,7 +958,7 @@ static void *progress_main(void *arg)
 	return NULL;
 }
 
-static int run(struct pems_aggregate_job *job)
+static int run(struct pems_aggregate_job *job, const struct pems_config *cfg)
 {
 	pthread_t th;
 	bool have_th = false;
@@ -967,7 +967,7 @@ static int run(struct pems_aggregate_job *job)
 	atomic_store(&progress_stop, 0);
 	if (job->progress && !pthread_create(&th, NULL, progress_main, job))
 		have_th = true;
-	rc = pems_spmd(agg_spmd, NULL);
+	rc = pems_spmd(cfg, agg_spmd, NULL);
 	atomic_store(&progress_stop, 1);
 	if (have_th)
 		pthread_join(th, NULL);
@@ -996,7 +996,7 @@ static void build_header(void)
 
 int pems_aggregate(struct pems_aggregate_job *job)
 {
-	struct pems_config cfg = *pems_current_config();
+	struct pems_config cfg = job->cfg ? *job->cfg : *pems_current_config();
 	char tmp_path[4096];
 	struct stat st;
 	unsigned i;
@@ -1059,9 +1059,6 @@ int pems_aggregate(struct pems_aggregate_job *job)
 	}
 	if (rc)
 		return rc;
-	rc = pems_configure(&cfg);
-	if (rc)
-		return rc;
 	S.v = cfg.procs;
 	S.in = pems_file_open(job->in, O_RDONLY, 0);
 	if (S.in < 0) {
@@ -1074,7 +1071,7 @@ int pems_aggregate(struct pems_aggregate_job *job)
 		pems_file_close(S.in);
 		return rc;
 	}
-	rc = run(job);
+	rc = run(job, &cfg);
 	if (!rc && atomic_load(&S.failed))
 		rc = strstr(job->errmsg, "overflows") ? -ERANGE : -EINVAL;
 	rc = pems_output_commit(job->out, tmp_path, S.out, rc, true, S.out_total);

@@ -992,6 +992,7 @@ static uint64_t line_of(const char *path, uint64_t off)
 static int plan(struct pems_config *cfg)
 {
 	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	struct pems_budget b;
 	size_t d1 = G.d + 1, mu, need, over;
 
 	if (!cfg->mem) {
@@ -1013,7 +1014,8 @@ static int plan(struct pems_config *cfg)
 		if (cfg->msg_mem > (64u << 20))
 			cfg->msg_mem = 64u << 20;
 	}
-	over = pems_overhead(cfg->threads, cfg->procs, cfg->mem, cfg->msg_mem);
+	pems_budget(cfg, 0, 0, &b);
+	over = b.overhead;
 	need = cfg->threads * cfg->mu + over + cfg->mem / 16;
 	if (need > cfg->mem) {
 		fprintf(stderr, "pems: error: sgd: --mem %zu MiB is too small: %u threads x %zu MiB contexts + %zu MiB runtime; raise --mem to %zu MiB or lower --threads\n",
@@ -1066,7 +1068,7 @@ static int finish_file(const char *tmp, const char *final)
 	return 0;
 }
 
-static int run(struct pems_sgd_job *job)
+static int run(struct pems_sgd_job *job, const struct pems_config *cfg)
 {
 	pthread_t th;
 	bool have_th = false;
@@ -1077,7 +1079,7 @@ static int run(struct pems_sgd_job *job)
 	/* VP 0 records losses, errors and epochs here: a resumed run needs
 	 * them as they were at its checkpoint (docs/checkpoint.md) */
 	pems_checkpoint_global(&G, sizeof(G));
-	rc = pems_spmd(sgd_spmd, NULL);
+	rc = pems_spmd(cfg, sgd_spmd, NULL);
 	atomic_store(&progress_stop, 1);
 	if (have_th)
 		pthread_join(th, NULL);
@@ -1098,7 +1100,7 @@ static void report_error(void)
 
 int pems_sgd(struct pems_sgd_job *job)
 {
-	struct pems_config cfg = *pems_current_config();
+	struct pems_config cfg = job->cfg ? *job->cfg : *pems_current_config();
 	char out_tmp[4096], csv_tmp[4096];
 	uint32_t dim;
 	bool r0;
@@ -1141,8 +1143,6 @@ int pems_sgd(struct pems_sgd_job *job)
 	job->data_bytes = G.tr.size;
 	G.total = (G.tr.size - G.tr.off0) * job->epochs;
 	rc = plan(&cfg);
-	if (!rc)
-		rc = pems_configure(&cfg);
 	if (rc)
 		goto out_close;
 	G.v = cfg.procs;
@@ -1164,7 +1164,7 @@ int pems_sgd(struct pems_sgd_job *job)
 		fputs("superstep,kind,epoch,step,rows,train_loss,test_loss,test_accuracy,comm_bytes\n",
 		      G.csv);
 	}
-	rc = run(job);
+	rc = run(job, &cfg);
 	if (!rc && G.err_set) {
 		report_error();
 		rc = -EINVAL;

@@ -780,7 +780,8 @@ static void *progress_main(void *arg)
 	return NULL;
 }
 
-static int run(const struct pems_sort_job *job, const char *tmp_path)
+static int run(const struct pems_sort_job *job, const struct pems_config *cfg,
+	       const char *tmp_path)
 {
 	pthread_t th;
 	bool have_th = false;
@@ -788,7 +789,7 @@ static int run(const struct pems_sort_job *job, const char *tmp_path)
 
 	if (job->progress && !pthread_create(&th, NULL, progress_main, (void *)job))
 		have_th = true;
-	rc = pems_spmd(sort_spmd, NULL);
+	rc = pems_spmd(cfg, sort_spmd, NULL);
 	atomic_store(&progress_stop, 1);
 	if (have_th)
 		pthread_join(th, NULL);
@@ -803,7 +804,7 @@ static int run(const struct pems_sort_job *job, const char *tmp_path)
 
 int pems_sort(const struct pems_sort_job *job)
 {
-	struct pems_config cfg = *pems_current_config();
+	struct pems_config cfg = job->cfg ? *job->cfg : *pems_current_config();
 	char tmp_path[4096];
 	struct stat st;
 	int rc;
@@ -836,9 +837,6 @@ int pems_sort(const struct pems_sort_job *job)
 	rc = space_ok(&cfg, (uint64_t)st.st_size, job->out);
 	if (rc)
 		return rc;
-	rc = pems_configure(&cfg);
-	if (rc)
-		return rc;
 	S.v = cfg.procs;
 	S.trace = getenv("PEMS_SORT_TRACE") ? atoi(getenv("PEMS_SORT_TRACE")) : 0;
 	S.t0 = now_ns();
@@ -857,7 +855,7 @@ int pems_sort(const struct pems_sort_job *job)
 		pems_file_close(S.in);
 		return rc;
 	}
-	rc = run(job, tmp_path);
+	rc = run(job, &cfg, tmp_path);
 	rc = pems_output_commit(job->out, tmp_path, S.out, rc, false, 0);
 	if (rc)
 		fprintf(stderr, "pems: error: sort: finishing %s: %s\n", job->out, pems_strerror(rc));

@@ -1,0 +1,8 @@
+build2/cli/gen_text.o: cli/gen_text.c cli/cli.h include/pems.h \
+ include/bsp.h algorithms/pems_algorithms.h \
+ algorithms/formats/pems_formats.h
+cli/cli.h:
+include/pems.h:
+include/bsp.h:
+algorithms/pems_algorithms.h:
+algorithms/formats/pems_formats.h:
