@@ -102,10 +102,14 @@ $(BUILD)/cli/%.o: cli/%.c
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(CFLAGS_BASE) $(INC_cli) -MMD -MP -c $< -o $@
 
+# again at archive time (-p keeps the dates): an object compiled before
+# the rename existed must not bring its globals into the program's
 $(BUILD)/libpems.a: $(LIB_OBJ)
 	@$(if $(Q),echo "  AR      $@")
+	$(Q)for o in $^; do $(KEEP_APART) -p $$o || exit 1; done
 	$(Q)rm -f $@ && ar rcs $@ $^
-$(BUILD)/libpems.so: $(LIB_OBJ)
+# after libpems.a, whose rule renames the objects' sections (not twice at once)
+$(BUILD)/libpems.so: $(LIB_OBJ) | $(BUILD)/libpems.a
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(SAN) -shared -Wl,-soname,libpems.so.$(SOMAJOR) -o $@ $^ $(LDLIBS)
 $(PLUGIN): $(BUILD)/mpi/mpi_plugin.o

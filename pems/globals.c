@@ -52,6 +52,7 @@ static struct {
 	size_t total;		/* G */
 	char *pristine;		/* the image before main */
 	char *at_begin;		/* the image at bsp_begin */
+	bool mixed;		/* the library's globals lie among them (1) */
 	enum pems_globals_mode next;	/* for the run bsp_begin starts */
 } g;
 
@@ -140,7 +141,16 @@ static void scatter(const char *src)
  * image (5).  Priority 101: the first that may be used. */
 __attribute__((constructor(101))) static void globals_init(void)
 {
+	unsigned i;
+
 	find_ranges();
+	/* a library object built without the Makefile's renaming would be
+	 * copied with the program: then copying is not safe, share */
+	for (i = 0; i < g.n; i++)
+		if ((char *)&g >= g.lo[i] && (char *)&g < g.lo[i] + g.len[i])
+			g.mixed = true;
+	if (g.mixed)
+		g.total = 0;
 	if (g.total)
 		g.pristine = malloc(g.total);
 	if (g.pristine)
@@ -159,6 +169,8 @@ size_t pems_globals_size(void)
 void pems_globals_begin(enum pems_globals_mode mode)
 {
 	g.next = mode;
+	if (g.mixed && mode != PEMS_GLOBALS_OFF && !pems_current_config()->quiet)
+		fprintf(stderr, "pems: warning: the program's globals cannot be told from the library's (libpems built without the Makefile's section renaming); its VPs share them\n");
 	if (!g.total || mode == PEMS_GLOBALS_OFF)
 		return;
 	if (!g.at_begin)
