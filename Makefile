@@ -26,26 +26,46 @@ Q = @
 endif
 
 # Layering is enforced by include paths: each layer sees only itself and
-# the layers below it (STYLE.md rule 5).
+# the layers below it (STYLE.md rule 5), so an #include across the rule
+# fails to compile.  io/ sees io/; pems/ sees io/, mpi/'s plugin header,
+# its own headers and include/; bsp/ sees include/ and pems/api/ only
+# (pems_rt.h: the runtime as the BSP layer uses it, not pems/rt.h or the
+# module headers); algorithms/ sees include/ and algorithms/; gen/ those
+# and gen/; model/ and cli/ those, gen/ and model/.
 INC_io   = -Iio
 INC_mpi  = -Impi $(MPI_CFLAGS)
-INC_pems = -Iio -Impi -Ipems -Iinclude
-INC_bsp  = -Iio -Ipems -Iinclude
+INC_pems = -Iio -Impi -Ipems -Ipems/api -Iinclude
+INC_bsp  = -Ipems/api -Iinclude
 INC_alg  = -Iinclude -Ialgorithms
-INC_cli  = -Iinclude -Ialgorithms
-INC_test = -Iinclude -Ialgorithms -Iio -Ipems -Itests
+INC_gen  = -Iinclude -Ialgorithms -Igen
+INC_model = -Iinclude -Ialgorithms -Igen -Imodel
+INC_cli  = -Iinclude -Ialgorithms -Igen -Imodel
+INC_test = -Iinclude -Ialgorithms -Igen -Imodel -Iio -Ipems -Ipems/api -Itests
 
 IO_SRC   = $(wildcard io/*.c)
 PEMS_SRC = $(wildcard pems/*.c)
 BSP_SRC  = $(wildcard bsp/*.c)
 ALG_SRC  = $(wildcard algorithms/*/*.c algorithms/*.c)
+GEN_SRC  = $(wildcard gen/*.c)
+MODEL_SRC = $(wildcard model/*.c)
 CLI_SRC  = $(wildcard cli/*.c)
 TEST_SRC = $(wildcard tests/check_*.c)
 EX_SRC   = $(wildcard examples/*.c)
 
 LIB_OBJ = $(IO_SRC:%.c=$(BUILD)/%.o) $(PEMS_SRC:%.c=$(BUILD)/%.o) \
-          $(BSP_SRC:%.c=$(BUILD)/%.o) $(ALG_SRC:%.c=$(BUILD)/%.o)
+          $(BSP_SRC:%.c=$(BUILD)/%.o)
+# The bundled algorithms are an internal archive for pems-run, the tests
+# and the fuzz targets, neither in libpems.a/.so nor installed: their API
+# (algorithms/pems_algorithms.h) changes with the formats (docs/design.md).
+ALG_OBJ = $(ALG_SRC:%.c=$(BUILD)/%.o)
+ALG_LIB = $(BUILD)/libpems-algorithms.a
 CLI_OBJ = $(CLI_SRC:%.c=$(BUILD)/%.o)
+# the cost model: a library of its own over the public API and the algorithms
+MODEL_OBJ = $(MODEL_SRC:%.c=$(BUILD)/%.o)
+MODEL_LIB = $(BUILD)/libpems-model.a
+# test data generators, used by pems-run gen and the model's calibration
+GEN_OBJ = $(GEN_SRC:%.c=$(BUILD)/%.o)
+GEN_LIB = $(BUILD)/libpems-gen.a
 TESTS   = $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 EXAMPLES = $(EX_SRC:examples/%.c=$(BUILD)/examples/%)
 # plain BSPlib programs (tests/bsplib): NAME98.c in the 1998 int dialect
@@ -62,7 +82,7 @@ BENCH_BIN = $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 VERSION = 0.1.0
 SOMAJOR = 0
 
-all: $(BUILD)/libpems.a $(BUILD)/libpems.so $(BUILD)/pems-run $(PLUGIN) $(EXAMPLES) $(BENCH_BIN)
+all: $(BUILD)/libpems.a $(BUILD)/libpems.so $(ALG_LIB) $(BUILD)/pems-run $(PLUGIN) $(EXAMPLES) $(BENCH_BIN)
 
 # The library's own writable data goes to sections of its own, which the
 # linker keeps apart from the program's .data/.bss: what pems/globals.c
@@ -97,6 +117,14 @@ $(BUILD)/algorithms/%.o: algorithms/%.c
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(CFLAGS_BASE) $(INC_alg) -MMD -MP -c $< -o $@
 	$(Q)$(KEEP_APART) $@
+$(BUILD)/gen/%.o: gen/%.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(CFLAGS_BASE) $(INC_gen) -MMD -MP -c $< -o $@
+$(BUILD)/model/%.o: model/%.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(CFLAGS_BASE) $(INC_model) -MMD -MP -c $< -o $@
 $(BUILD)/cli/%.o: cli/%.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
@@ -108,6 +136,15 @@ $(BUILD)/libpems.a: $(LIB_OBJ)
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)for o in $^; do $(KEEP_APART) -p $$o || exit 1; done
 	$(Q)rm -f $@ && ar rcs $@ $^
+$(ALG_LIB): $(ALG_OBJ)
+	@$(if $(Q),echo "  AR      $@")
+	$(Q)rm -f $@ && ar rcs $@ $^
+$(MODEL_LIB): $(MODEL_OBJ)
+	@$(if $(Q),echo "  AR      $@")
+	$(Q)rm -f $@ && ar rcs $@ $^
+$(GEN_LIB): $(GEN_OBJ)
+	@$(if $(Q),echo "  AR      $@")
+	$(Q)rm -f $@ && ar rcs $@ $^
 # after libpems.a, whose rule renames the objects' sections (not twice at once)
 $(BUILD)/libpems.so: $(LIB_OBJ) | $(BUILD)/libpems.a
 	@$(if $(Q),echo "  LD      $@")
@@ -115,17 +152,17 @@ $(BUILD)/libpems.so: $(LIB_OBJ) | $(BUILD)/libpems.a
 $(PLUGIN): $(BUILD)/mpi/mpi_plugin.o
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(SAN) -shared -o $@ $^ $(MPI_LIBS)
-$(BUILD)/pems-run: $(CLI_OBJ) $(BUILD)/libpems.a
+$(BUILD)/pems-run: $(CLI_OBJ) $(MODEL_LIB) $(GEN_LIB) $(ALG_LIB) $(BUILD)/libpems.a
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(SAN) -pthread -o $@ $(CLI_OBJ) $(BUILD)/libpems.a $(LDLIBS)
+	$(Q)$(CC) $(SAN) -pthread -o $@ $(CLI_OBJ) $(MODEL_LIB) $(GEN_LIB) $(ALG_LIB) $(BUILD)/libpems.a $(LDLIBS)
 $(BUILD)/examples/%: examples/%.c $(BUILD)/libpems.a
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(CFLAGS_BASE) -Iinclude -o $@ $< $(BUILD)/libpems.a $(LDLIBS)
-$(BUILD)/tests/%: tests/%.c $(wildcard tests/*.h) $(BUILD)/libpems.a
+$(BUILD)/tests/%: tests/%.c $(wildcard tests/*.h) $(MODEL_LIB) $(GEN_LIB) $(ALG_LIB) $(BUILD)/libpems.a
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
-	$(Q)$(CC) $(CFLAGS_BASE) $(INC_test) -o $@ $< $(BUILD)/libpems.a $(LDLIBS) $(CHECK_LIBS)
+	$(Q)$(CC) $(CFLAGS_BASE) $(INC_test) -o $@ $< $(MODEL_LIB) $(GEN_LIB) $(ALG_LIB) $(BUILD)/libpems.a $(LDLIBS) $(CHECK_LIBS)
 
 $(BUILD)/tests/bsplib/%98: tests/bsplib/%98.c $(BUILD)/libpems.a
 	@mkdir -p $(dir $@)
@@ -180,16 +217,16 @@ tsan:
 # any compiler) reruns tests/fuzz/corpus/TARGET/ in make check;
 # `make fuzz` builds libFuzzer binaries with clang into build-fuzz/fuzz/.
 FUZZ_TARGETS = cli csv libsvm records manifest
-INC_fuzz = -Iinclude -Ialgorithms -Icli -Itests/fuzz
+INC_fuzz = -Iinclude -Ialgorithms -Igen -Imodel -Icli -Itests/fuzz
 # the CLI's files but main.c and those a target includes (cli_X.c includes cli/X.c)
 FUZZ_CLI_LIB = $(filter-out cli/main.c,$(CLI_SRC))
 FUZZ_SRC_cli = $(wildcard tests/fuzz/cli_*.c) tests/fuzz/stub_main.c
 FUZZ_OBJ_cli = $(patsubst %.c,$(BUILD)/%.o,$(filter-out \
 	$(patsubst tests/fuzz/cli_%.c,cli/%.c,$(wildcard tests/fuzz/cli_*.c)),$(FUZZ_CLI_LIB)))
-FUZZ_INC_manifest = -Iio -Ipems	# pems/checkpoint.h: the parser is internal
+FUZZ_INC_manifest = -Iio -Ipems -Ipems/api	# pems/checkpoint.h: the parser is internal
 FUZZ_REPLAY = $(FUZZ_TARGETS:%=$(BUILD)/fuzz/replay-%)
 FUZZ_BIN = $(FUZZ_TARGETS:%=$(BUILD)/fuzz/fuzz-%)
-FUZZ_DEPS = tests/fuzz/fuzz_util.c $(wildcard tests/fuzz/*.h) $(BUILD)/libpems.a
+FUZZ_DEPS = tests/fuzz/fuzz_util.c $(wildcard tests/fuzz/*.h) $(MODEL_LIB) $(GEN_LIB) $(ALG_LIB) $(BUILD)/libpems.a
 all-tests: $(FUZZ_REPLAY)
 
 .SECONDEXPANSION:
@@ -197,12 +234,12 @@ $(BUILD)/fuzz/replay-%: tests/fuzz/replay.c tests/fuzz/fuzz_%.c $$(FUZZ_SRC_$$*)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(CFLAGS_BASE) $(INC_fuzz) $(FUZZ_INC_$*) -o $@ tests/fuzz/replay.c tests/fuzz/fuzz_$*.c \
-		$(FUZZ_SRC_$*) tests/fuzz/fuzz_util.c $(FUZZ_OBJ_$*) $(BUILD)/libpems.a $(LDLIBS)
+		$(FUZZ_SRC_$*) tests/fuzz/fuzz_util.c $(FUZZ_OBJ_$*) $(MODEL_LIB) $(GEN_LIB) $(ALG_LIB) $(BUILD)/libpems.a $(LDLIBS)
 $(BUILD)/fuzz/fuzz-%: tests/fuzz/fuzz_%.c $$(FUZZ_SRC_$$*) $$(FUZZ_OBJ_$$*) $(FUZZ_DEPS)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  FUZZ    $@")
 	$(Q)$(CC) $(CFLAGS_BASE) -fsanitize=fuzzer $(INC_fuzz) $(FUZZ_INC_$*) -o $@ tests/fuzz/fuzz_$*.c \
-		$(FUZZ_SRC_$*) tests/fuzz/fuzz_util.c $(FUZZ_OBJ_$*) $(BUILD)/libpems.a $(LDLIBS)
+		$(FUZZ_SRC_$*) tests/fuzz/fuzz_util.c $(FUZZ_OBJ_$*) $(MODEL_LIB) $(GEN_LIB) $(ALG_LIB) $(BUILD)/libpems.a $(LDLIBS)
 
 fuzz:
 	$(MAKE) fuzz-bin BUILD=build-fuzz CC=clang OPT="-O1 -g" \

@@ -81,6 +81,79 @@ struct pems_aggregate_shape {
 };
 void pems_aggregate_shape(struct pems_aggregate_shape *s);
 
+/*
+ * Cost plans: a job's supersteps as a cost model sees them (model/,
+ * pems-run model), each written next to its algorithm from the same
+ * constants (sort/sort_cost.c, aggregate/agg_cost.c, sgd/sgd_cost.c), so
+ * a change to an algorithm changes its plan in the same place.  The
+ * plan says what moves and what is computed; the model prices it.
+ */
+#define PEMS_COST_MAXSTEPS 8
+#define PEMS_COST_MAXWORK 3
+
+/* Kernel work by kind, in the units a model measures a rate for. */
+enum pems_work {
+	PEMS_WORK_SORT_PART,	/* bytes classified, scattered, sent (per format) */
+	PEMS_WORK_SORT_LOCAL,	/* bytes radix-sorted and written (per format) */
+	PEMS_WORK_COPY,		/* bytes of plain copies */
+	PEMS_WORK_AGG_HASH,	/* rows hashed into states (pre-aggregation) */
+	PEMS_WORK_AGG_RAW,	/* rows passed on raw */
+	PEMS_WORK_AGG_MERGE,	/* rows and states an owner receives; at: groups per VP */
+	PEMS_WORK_AGG_COMPACT,	/* groups compacted into states */
+	PEMS_WORK_AGG_WRITE,	/* parked rows walked by the write */
+	PEMS_WORK_AGG_FMT,	/* groups finalized and formatted; at: groups per VP */
+	PEMS_WORK_SGD,		/* rows * dim of gradient steps */
+};
+
+/* The job: its input and what the planner chose. */
+struct pems_cost_job {
+	double bytes;		/* input bytes */
+	unsigned p, v;		/* ranks, VPs */
+	enum pems_format fmt;	/* sort: PEMS_FMT_U64 or PEMS_FMT_REC100 */
+	double groups, line;	/* aggregate (kv, count,sum): keys, output bytes per group */
+	unsigned dim, epochs, shards, local_steps;	/* sgd over dense rows */
+	bool sync_bsp;
+	double batch;
+};
+
+/* One superstep (or @reps identical ones); bytes and counts of all ranks
+ * unless marked. */
+struct pems_cost_step {
+	const char *name;
+	double reps;
+	unsigned nwork;
+	struct { enum pems_work kind; double amount, at; } work[PEMS_COST_MAXWORK];
+	double sort_keys;	/* 24-byte keys VP 0 sorts alone (qsort) */
+	double file_r, file_w;	/* bytes through pems_file_* */
+	bool file_async;	/* ... in pieces while the VP computes */
+	bool file_alloc;	/* file_w lands in blocks allocated ahead */
+	double reqs;		/* synchronous pems_file_* calls */
+	double msg_r, msg_w;	/* bytes of message store read / written */
+	double rand_r;		/* random 4 KiB reads */
+	double xfer;		/* bytes crossing ranks */
+	double coll;		/* collective bytes one rank receives */
+};
+
+struct pems_cost_plan {
+	unsigned n;
+	struct pems_cost_step s[PEMS_COST_MAXSTEPS];
+};
+
+/* The supersteps of @j into @pl; -EINVAL for a job the algorithm cannot
+ * run (a format it does not sort, no VPs). */
+int pems_sort_cost(const struct pems_cost_job *j, struct pems_cost_plan *pl);
+int pems_aggregate_cost(const struct pems_cost_job *j, struct pems_cost_plan *pl);
+int pems_sgd_cost(const struct pems_cost_job *j, struct pems_cost_plan *pl);
+/* The plan sgd makes of v, k and the message memory for @shards shards
+ * (v = shards, k = the cores, msg_mem = M/8 up to 64 MiB), without the
+ * budget check (its contexts are small). */
+int pems_sgd_plan(struct pems_config *cfg, unsigned shards, const struct pems_plan_env *env);
+/* For writing plans (cost.c): append a superstep named @name (one rep,
+ * nothing moved) and return it, NULL when the plan is full; add @amount
+ * of work @kind at @at to it (dropped when its work list is full). */
+struct pems_cost_step *pems_cost_add(struct pems_cost_plan *pl, const char *name);
+void pems_cost_work(struct pems_cost_step *s, enum pems_work kind, double amount, double at);
+
 /* Create <out>.pems-tmp (sized to @size when @sized) for every rank to
  * write into, open as pems_file *handle, unlinked on abort (output.c).
  * Returns 0 or -errno with "pems: error: <who>: ..." printed. */
@@ -256,6 +329,47 @@ struct pems_aggregate_job {
  * -errno after printing "pems: error: aggregate: ..." on stderr. */
 int pems_aggregate(struct pems_aggregate_job *job);
 
+
+/* ---- typed GROUP BY over CSV (algorithms/groupby) ----
+ *
+ * SELECT <by>, <agg> FROM in GROUP BY <by> ORDER BY <by> (NULLS LAST),
+ * with SQL's NULL semantics, over a CSV/TSV file larger than memory.
+ * Columns are str (bytes), i64 or f64 (parsed as strtod does), inferred
+ * from the first MiB or declared by @schema; an empty field (or
+ * @null_token) is NULL.  @agg: comma-separated output columns, each an
+ * aggregate -- count(*), count(c), count(distinct c), sum, min, max,
+ * avg/mean, median, sd/stddev, corr(a,b), r2(a,b), topN(c), bottomN(c)
+ * -- or an expression of them with + - * / pow(x,n) and numbers. */
+struct pems_csv_groupby_job {
+	const struct pems_config *cfg;	/* runtime configuration (NULL: pems_current_config()) */
+	const char *in;		/* input file (a regular file, or "-": standard input) */
+	const char *out;	/* final output path (written as out.pems-tmp, renamed; "-": stdout) */
+	const char *by;		/* group columns, "id1,id2" (NULL or "": one group) */
+	const char *agg;	/* output columns, "sum(v1),mean(v3)" */
+	const char *as;		/* their names, "s,m" (NULL: from the text, sum_v1) */
+	const char *schema;	/* types, "id1:str,v3:f64" (NULL: inferred) */
+	char delim;		/* field delimiter (0: ',') */
+	bool no_header;		/* the first row is data; columns are c1, c2, ... */
+	const char *null_token;	/* a field equal to it is NULL too (NULL: none) */
+	bool skip_errors;	/* bad rows are skipped and counted, not fatal */
+	void (*progress)(const char *phase, uint64_t done, uint64_t total, void *arg);
+	void *progress_arg;
+	/* results */
+	uint64_t rows, groups, skipped;
+	char errmsg[512];	/* why it failed (data, query), without prefix */
+	char skipmsg[512];	/* skip_errors: the first rows skipped and why */
+};
+
+/* Check job's by/agg/as/schema syntax, without reading the file: 0, or
+ * -EINVAL with job->errmsg set (a usage error). */
+int pems_csv_groupby_check(struct pems_csv_groupby_job *job);
+/* Run the query of @job into job->out.  Output: a header of the key
+ * columns' names and the output names, then one line per group (a
+ * topN: one per value) in key order; NULL as an empty field.  Returns
+ * 0, -EINVAL (bad data or a query the file cannot answer: job->errmsg
+ * says where -- line and column), or -errno after printing
+ * "pems: error: groupby: ..." on stderr. */
+int pems_csv_groupby(struct pems_csv_groupby_job *job);
 
 /* ---- sgd: data-parallel SGD over training data larger than memory ---- */
 

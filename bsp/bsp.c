@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "runtime.h"
+#include "pems_rt.h"
 #include "bsp.h"
 
 static void (*spmd_fn)(void);
@@ -31,9 +31,10 @@ static struct pems_vp *self_or_abort(const char *fn)
 
 static void check_pid(const char *fn, bsp_pid_t pid)
 {
-	if (pid >= pems_rt->v)
-		bsp_abort("%s: pid %u is out of range; there are %u VPs (0..%u)", fn, pid,
-			  pems_rt->v, pems_rt->v - 1);
+	unsigned v = pems_rt_procs();
+
+	if (pid >= v)
+		bsp_abort("%s: pid %u is out of range; there are %u VPs (0..%u)", fn, pid, v, v - 1);
 }
 
 PEMS_API void bsp_abort(const char *format, ...)
@@ -56,15 +57,13 @@ static void begin(bsp_pid_t maxprocs, bool native);
 
 PEMS_API void bsp_init(void (*spmd)(void), int argc, char **argv)
 {
-	unsigned rank = 0, nranks = 1;
-
 	spmd_fn = spmd;
 	saved_argc = argc;
 	saved_argv = argv;
 	/* Under mpirun only rank 0 runs the sequential part of main (BSPlib:
 	 * bsp_init lets the other processes start at the SPMD function);
 	 * the others join rank 0's bsp_begin right away and end with it. */
-	if (pems_tp_launched() && !pems_tp_world(&rank, &nranks) && rank > 0)
+	if (pems_rank() > 0)	/* starts MPI under mpirun; 0 if it fails */
 		begin(0, false);
 }
 
@@ -99,7 +98,7 @@ static void vp_main(void *arg)
 
 		/* VP 0 ran the whole of main, including what follows bsp_end */
 		if (pems_self() && pems_self()->lid == 0)
-			pems_rt->exit_code = rc;
+			pems_rt_set_exit(rc);
 	}
 }
 
@@ -142,7 +141,7 @@ static void begin(bsp_pid_t maxprocs, bool native)
 {
 	int rc;
 
-	if (pems_rt)
+	if (pems_rt_running())
 		bsp_abort("bsp_begin: called twice");
 	if (!spmd_fn)
 		read_cmdline();
@@ -177,7 +176,7 @@ PEMS_API void bsp_end(void)
 {
 	struct pems_vp *vp = self_or_abort("bsp_end");
 
-	if (vp->lid == 0 && pems_rt->rank == 0)
+	if (vp->lid == 0 && pems_rt_rank() == 0)
 		pems_vp_end_keep();	/* VP 0 runs on after the last superstep */
 	else
 		pems_vp_end();
@@ -185,7 +184,7 @@ PEMS_API void bsp_end(void)
 
 PEMS_API bsp_pid_t bsp_nprocs(void)
 {
-	return pems_rt ? pems_rt->v : machine_size();
+	return pems_rt_running() ? pems_rt_procs() : machine_size();
 }
 
 PEMS_API bsp_pid_t bsp_pid(void)
@@ -196,7 +195,7 @@ PEMS_API bsp_pid_t bsp_pid(void)
 PEMS_API double bsp_time(void)
 {
 	self_or_abort("bsp_time");
-	return pems_now() - pems_rt->t0;
+	return pems_rt_time();
 }
 
 /* ---- registration ---- */
@@ -205,7 +204,7 @@ PEMS_API void bsp_push_reg(const void *ident, bsp_size_t size)
 {
 	struct pems_vp *vp = self_or_abort("bsp_push_reg");
 
-	if (pems_reg_push(vp, pems_globals_addr(vp, ident), size, pems_rt->superstep))
+	if (pems_reg_push(vp, pems_globals_addr(vp, ident), size, pems_rt_superstep()))
 		bsp_abort("bsp_push_reg: out of memory");
 }
 
@@ -213,7 +212,7 @@ PEMS_API void bsp_pop_reg(const void *ident)
 {
 	struct pems_vp *vp = self_or_abort("bsp_pop_reg");
 
-	if (pems_reg_pop(vp, pems_globals_addr(vp, ident), pems_rt->superstep))
+	if (pems_reg_pop(vp, pems_globals_addr(vp, ident), pems_rt_superstep()))
 		bsp_abort("bsp_pop_reg: address %p is not registered on VP %u", ident, vp->pid);
 }
 
@@ -230,7 +229,7 @@ PEMS_API void bsp_sync(void)
 	vp->q_count = 0;
 	vp->q_pos = vp->q_len = 0;
 	vp->tagsize = vp->tagsize_next;
-	pems_reg_compact(vp, pems_rt->superstep);
+	pems_reg_compact(vp, pems_rt_superstep());
 	vp->sync_count++;
 	pems_vp_sync();
 }
@@ -244,7 +243,7 @@ PEMS_API void bsp_sync(void)
 static struct pems_reg *reg_or_abort(const char *fn, struct pems_vp *vp, const void *addr,
 				     bsp_size_t offset, bsp_size_t nbytes)
 {
-	struct pems_reg *r = pems_reg_find_addr(vp, pems_globals_addr(vp, addr), pems_rt->superstep);
+	struct pems_reg *r = pems_reg_find_addr(vp, pems_globals_addr(vp, addr), pems_rt_superstep());
 
 	if (!r)
 		bsp_abort("%s: address %p is not registered on VP %u (register it with bsp_push_reg and bsp_sync first)",
@@ -317,7 +316,6 @@ PEMS_API void bsp_send(bsp_pid_t pid, const void *tag, const void *payload,
 		       bsp_size_t payload_bytes)
 {
 	struct pems_vp *vp = self_or_abort("bsp_send");
-	struct pems_rt *rt = pems_rt;
 	struct pems_rec rec;
 	size_t entry;
 
@@ -328,7 +326,7 @@ PEMS_API void bsp_send(bsp_pid_t pid, const void *tag, const void *payload,
 				 .len = vp->tagsize + payload_bytes, .a = vp->tagsize };
 	pems_msg_append(pems_self_worker(), pid, &rec, tag, vp->tagsize, payload, payload_bytes);
 	entry = (16 + vp->tagsize + payload_bytes + 15) & ~(size_t)15;
-	atomic_fetch_add(&rt->send_in_next[pid], entry);
+	pems_msg_count(pid, true, entry);
 	vp->sent_bytes += vp->tagsize + payload_bytes;
 }
 
@@ -406,97 +404,4 @@ PEMS_API bsp_size_t bsp_hpmove(void **tag_ptr, void **payload_ptr)
 	n = h[1];
 	q_pop(vp);
 	return n;
-}
-
-/* ---- context memory ---- */
-
-PEMS_API void *pems_malloc(size_t n)
-{
-	struct pems_vp *vp = pems_self();
-	char a[32], b[32], c[32];
-	void *p;
-
-	if (!vp)
-		return malloc(n);
-	p = pems_heap_alloc(&vp->heap, n);
-	if (!p)
-		pems_fatal("VP %u needs %s more in superstep %llu but mu is %s (%s in use); raise mu (PEMS_MU / --mem) or --procs",
-			   vp->pid, pems_size_str(a, n),
-			   (unsigned long long)pems_rt->superstep, pems_size_str(b, pems_rt->mu),
-			   pems_size_str(c, vp->heap.brk > 64 ? vp->heap.brk : 0));
-	pems_heap_hint(p, n);
-	return p;
-}
-
-PEMS_API void *pems_calloc(size_t n, size_t size)
-{
-	void *p;
-
-	if (size && n > SIZE_MAX / size)
-		return NULL;
-	p = pems_malloc(n * size);
-	if (p)
-		memset(p, 0, n * size);
-	return p;
-}
-
-static bool in_any_heap(const void *p, struct pems_vp **owner)
-{
-	struct pems_rt *rt = pems_rt;
-	size_t i;
-
-	if (!rt || (const char *)p < rt->region ||
-	    (const char *)p >= rt->region + (size_t)rt->vlocal * rt->mu)
-		return false;
-	i = (size_t)((const char *)p - rt->region) / rt->mu;
-	*owner = &rt->vps[i];
-	return true;
-}
-
-PEMS_API void pems_free(void *p)
-{
-	struct pems_vp *owner;
-
-	if (!p)
-		return;
-	if (!in_any_heap(p, &owner)) {
-		free(p);
-		return;
-	}
-	if (owner != pems_self() || !pems_heap_owns(&owner->heap, p))
-		pems_fatal("pems_free: %p is not a live allocation of the calling VP", p);
-	pems_heap_free(&owner->heap, p);
-}
-
-PEMS_API void *pems_realloc(void *p, size_t n)
-{
-	struct pems_vp *owner;
-	void *q;
-	size_t old;
-
-	if (!p)
-		return pems_malloc(n);
-	if (!in_any_heap(p, &owner))
-		return realloc(p, n);
-	old = pems_heap_usable(&owner->heap, p);
-	if (n <= old)
-		return p;
-	q = pems_malloc(n);
-	memcpy(q, p, old);
-	pems_free(p);
-	return q;
-}
-
-PEMS_API size_t pems_context_used(void)
-{
-	struct pems_vp *vp = pems_self();
-
-	return vp ? vp->heap.brk + pems_rt->stack : 0;
-}
-
-PEMS_API size_t pems_context_avail(void)
-{
-	struct pems_vp *vp = pems_self();
-
-	return vp ? vp->heap.limit - vp->heap.brk : 0;
 }

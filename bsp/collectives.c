@@ -5,7 +5,7 @@
  */
 #include <string.h>
 
-#include "runtime.h"
+#include "pems_rt.h"
 
 static struct pems_vp *self_or_abort(const char *fn)
 {
@@ -48,8 +48,8 @@ PEMS_API void pems_allreduce_user(const void *in, void *out, size_t count, size_
 
 static void check_root(const char *fn, bsp_pid_t root)
 {
-	if (root >= pems_rt->v)
-		bsp_abort("%s: root %u is out of range; there are %u VPs", fn, root, pems_rt->v);
+	if (root >= pems_rt_procs())
+		bsp_abort("%s: root %u is out of range; there are %u VPs", fn, root, pems_rt_procs());
 }
 
 PEMS_API void pems_reduce(bsp_pid_t root, const void *in, void *out, size_t count,
@@ -80,7 +80,7 @@ PEMS_API void pems_gather(bsp_pid_t root, const void *in, void *out, size_t nbyt
 	check_root("pems_gather", root);
 	pems_coll_contribute(vp, "pems_gather", COLL_GATHER, in, nbytes, 1, PEMS_BYTE,
 			     PEMS_SUM, NULL, root);
-	wait_for(vp, COLL_GATHER, vp->pid == root ? out : NULL, nbytes * pems_rt->v);
+	wait_for(vp, COLL_GATHER, vp->pid == root ? out : NULL, nbytes * pems_rt_procs());
 }
 
 PEMS_API void pems_allgather(const void *in, void *out, size_t nbytes)
@@ -89,7 +89,7 @@ PEMS_API void pems_allgather(const void *in, void *out, size_t nbytes)
 
 	pems_coll_contribute(vp, "pems_allgather", COLL_GATHER, in, nbytes, 1, PEMS_BYTE,
 			     PEMS_SUM, NULL, 0);
-	wait_for(vp, COLL_GATHER, out, nbytes * pems_rt->v);
+	wait_for(vp, COLL_GATHER, out, nbytes * pems_rt_procs());
 }
 
 PEMS_API void pems_exscan(const void *in, void *out, size_t count, enum pems_type type,
@@ -105,18 +105,17 @@ PEMS_API void pems_exscan(const void *in, void *out, size_t count, enum pems_typ
 static void send_parts(struct pems_vp *vp, const char *buf, const size_t *counts,
 		       const size_t *displs)
 {
-	struct pems_rt *rt = pems_rt;
+	unsigned j, v = pems_rt_procs();
 	size_t off = 0;
-	unsigned j;
 
-	for (j = 0; j < rt->v; j++) {
+	for (j = 0; j < v; j++) {
 		size_t n = counts[j];
 		struct pems_rec rec = { .type = REC_XCHG, .src = vp->pid, .len = n };
 
 		if (n) {
 			pems_msg_append(pems_self_worker(), j, &rec,
 					buf + (displs ? displs[j] : off), n, NULL, 0);
-			atomic_fetch_add(&rt->xchg_in_next[j], n);
+			pems_msg_count(j, false, n);
 			vp->sent_bytes += n;
 		}
 		off += n;

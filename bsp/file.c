@@ -6,7 +6,7 @@
  */
 #include <errno.h>
 
-#include "runtime.h"
+#include "pems_rt.h"
 
 PEMS_API int pems_file_open(const char *path, int flags, int mode)
 {

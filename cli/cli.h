@@ -2,8 +2,9 @@
  * cli.h - shared pieces of the pems-run program: messages, option
  * parsing, record generation and hashing, progress and summaries.
  *
- * The CLI uses only the public headers (pems.h, bsp.h) and
- * algorithms/pems_algorithms.h (STYLE.md rule 5).  Exit statuses: 0 ok,
+ * The CLI uses only the public headers (pems.h, bsp.h),
+ * algorithms/pems_algorithms.h, gen/pems_gen.h and model/pems_model.h
+ * (STYLE.md rule 5).  Exit statuses: 0 ok,
  * CLI_EXIT_FAIL runtime failure, CLI_EXIT_USAGE usage error (rule 9).
  */
 #ifndef PEMS_CLI_H
@@ -16,6 +17,7 @@
 #include <stdio.h>
 #include "pems.h"
 #include "pems_algorithms.h"
+#include "pems_gen.h"
 
 #ifndef PEMS_VERSION
 #define PEMS_VERSION "0.1.0"
@@ -135,28 +137,8 @@ uint64_t cli_peak_rss(void);
  * "<cmd>: output directory ..." and returns -errno when not. */
 int cli_check_out_dir(const char *cmd, const char *path);
 
-/* ---- records (records.c) ---- */
-
-enum cli_skew {
-	CLI_SKEW_UNIFORM, CLI_SKEW_ZIPF, CLI_SKEW_DUP, CLI_SKEW_SORTED,
-	CLI_SKEW_REVERSE, CLI_SKEW_EQUAL,
-};
-
-struct cli_gen {
-	enum pems_format fmt;
-	enum cli_skew skew;
-	uint64_t seed;
-	uint64_t count;		/* records */
-};
-
-/* Parse "uniform", "zipf", ...; returns 0 or -EINVAL. */
-int cli_skew_parse(const char *name, enum cli_skew *out);
-/* Records first .. first+n-1 of @g into @buf (n * record size bytes).
- * The same (g, index) always gives the same bytes. */
-void cli_gen_records(const struct cli_gen *g, uint64_t first, size_t n,
-		     uint8_t *buf);
-
-/* Keys, hashes and checksums of records: pems_formats.h. */
+/* Records, kv rows and sgd rows to generate: gen/pems_gen.h; keys,
+ * hashes and checksums of records: pems_formats.h. */
 
 /* ---- progress and summary (progress.c) ---- */
 
@@ -207,11 +189,5 @@ int cli_gen_sgd_main(int argc, char **argv);
 /* model calibrate|predict|project (model.c) */
 int cli_model_main(int argc, char **argv);
 
-/* Per-superstep statistics for --stats-json (model.c): begin records
- * after every barrier (pems_set_progress); json appends ", \"v\": ..,
- * \"steps\": [...]" to an open JSON object, the last superstep taken
- * from the final totals @st. */
-void cli_steps_begin(void);
-void cli_steps_json(FILE *f, const struct pems_stats *st);
 
 #endif

@@ -1,21 +1,11 @@
 /*
- * gen.c - `pems-run gen`: write deterministic test records.
- *
- * Blocks of CLI_IO_BLOCK bytes are generated and written by a few
- * threads in any order (records are a pure function of their index, see
- * records.c); the file is written as OUT.tmp.<pid> and renamed at the
- * end, so a failure leaves nothing under OUT.
+ * gen.c - `pems-run gen`: the options of the generators (gen/,
+ * pems_gen.h), their progress bar and summary.  kv, dense/libsvm and
+ * groupby have options of their own (gen_kv.c, gen_sgd.c, gen_groupby.c).
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <pthread.h>
-#include <stdatomic.h>
-#include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include "cli.h"
-
-#define GEN_MAX_THREADS 8
 
 static const char gen_help[] =
 	"Usage: pems-run gen --format FMT --count N [--seed S] [--skew SKEW] OUT\n"
@@ -40,169 +30,32 @@ static const char gen_help[] =
 
 enum { OPT_COUNT = CLI_OPT_FIRST_LOCAL, OPT_SEED, OPT_SKEW };
 
-struct gen_run {
-	struct cli_gen g;
-	size_t rsz;		/* record bytes */
-	size_t per_block;	/* records per block */
-	uint64_t nblocks;
-	int fd;
-	const char *tmp;
-	atomic_uint_fast64_t next;	/* next block to generate */
-	atomic_uint_fast64_t done;	/* bytes written */
-	atomic_int err;			/* first -errno */
-	struct cli_progress prog;
-};
-
 struct gen_args {
+	struct pems_gen_records g;
 	const char *out;
 	bool quiet;
 	bool have_format, have_count;
 };
 
-static int write_all(int fd, const uint8_t *buf, size_t len, uint64_t off)
-{
-	ssize_t n;
-
-	while (len) {
-		n = pwrite(fd, buf, len, (off_t)off);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			return -EIO;
-		buf += n;
-		len -= (size_t)n;
-		off += (uint64_t)n;
-	}
-	return 0;
-}
-
-/* Generate and write blocks until none is left; thread 0 draws progress. */
-static void gen_blocks(struct gen_run *r, uint8_t *buf, bool draw)
-{
-	uint64_t b, first, total = r->g.count * r->rsz;
-	size_t n;
-	int rc;
-
-	while (!atomic_load(&r->err)) {
-		b = atomic_fetch_add(&r->next, 1);
-		if (b >= r->nblocks)
-			break;
-		first = b * r->per_block;
-		n = r->g.count - first < r->per_block ? r->g.count - first
-						      : r->per_block;
-		cli_gen_records(&r->g, first, n, buf);
-		rc = write_all(r->fd, buf, n * r->rsz, first * r->rsz);
-		if (rc) {
-			atomic_store(&r->err, rc);
-			break;
-		}
-		atomic_fetch_add(&r->done, n * r->rsz);
-		if (draw)
-			cli_progress_update(&r->prog, "writing",
-					    atomic_load(&r->done), total);
-	}
-}
-
-static void *gen_thread(void *arg)
-{
-	struct gen_run *r = arg;
-	uint8_t *buf = malloc(CLI_IO_BLOCK);
-
-	if (!buf) {
-		atomic_store(&r->err, -ENOMEM);
-		return NULL;
-	}
-	gen_blocks(r, buf, false);
-	free(buf);
-	return NULL;
-}
-
-static unsigned gen_threads(const struct gen_run *r)
-{
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	uint64_t n = cpus > 0 ? (uint64_t)cpus : 1;
-
-	if (n > GEN_MAX_THREADS)
-		n = GEN_MAX_THREADS;
-	if (n > r->nblocks)
-		n = r->nblocks ? r->nblocks : 1;
-	return (unsigned)n;
-}
-
-/* Run the generator threads (the caller is one of them). */
-static int gen_write(struct gen_run *r)
-{
-	pthread_t tid[GEN_MAX_THREADS];
-	unsigned nt = gen_threads(r), started = 0, i;
-	uint8_t *buf = malloc(CLI_IO_BLOCK);
-
-	if (!buf)
-		return -ENOMEM;
-	for (i = 1; i < nt; i++) {
-		if (pthread_create(&tid[started], NULL, gen_thread, r))
-			break;
-		started++;
-	}
-	gen_blocks(r, buf, true);
-	for (i = 0; i < started; i++)
-		pthread_join(tid[i], NULL);
-	free(buf);
-	return atomic_load(&r->err);
-}
-
-static int gen_file(struct gen_run *r, const char *out)
-{
-	char tmp[4096];
-	int rc;
-
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", out, (long)getpid()) >=
-	    (int)sizeof(tmp)) {
-		cli_error("gen: output path '%s' is too long", out);
-		return CLI_EXIT_FAIL;
-	}
-	r->fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (r->fd < 0) {
-		cli_error("gen: cannot create '%s': %s", tmp, strerror(errno));
-		return CLI_EXIT_FAIL;
-	}
-	rc = gen_write(r);
-	if (!rc && ftruncate(r->fd, (off_t)(r->g.count * r->rsz)))
-		rc = -errno;
-	if (close(r->fd) && !rc)
-		rc = -errno;
-	if (!rc && rename(tmp, out))
-		rc = -errno;
-	cli_progress_clear(&r->prog);
-	if (rc) {
-		cli_error("gen: cannot write '%s': %s", out, strerror(-rc));
-		unlink(tmp);
-		return CLI_EXIT_FAIL;
-	}
-	return CLI_EXIT_OK;
-}
-
-static int gen_option(struct gen_run *r, struct gen_args *a, int c,
-		      const char *arg)
+static int gen_option(struct gen_args *a, int c, const char *arg)
 {
 	switch (c) {
 	case CLI_OPT_FORMAT:
 		a->have_format = true;
-		return cli_parse_format("gen", arg, &r->g.fmt);
+		return cli_parse_format("gen", arg, &a->g.fmt);
 	case OPT_COUNT:
 		a->have_count = true;
-		if (cli_parse_u64(arg, true, &r->g.count) ||
-		    r->g.count > UINT64_MAX / 128)
+		if (cli_parse_u64(arg, true, &a->g.count) ||
+		    a->g.count > UINT64_MAX / 128)
 			return cli_usage("gen: --count %s: not a record count; give e.g. --count 1M",
 					 arg);
 		return 0;
 	case OPT_SEED:
-		if (cli_parse_u64(arg, false, &r->g.seed))
+		if (cli_parse_u64(arg, false, &a->g.seed))
 			return cli_usage("gen: --seed %s: not a 64-bit number", arg);
 		return 0;
 	case OPT_SKEW:
-		if (cli_skew_parse(arg, &r->g.skew))
+		if (pems_gen_skew_parse(arg, &a->g.skew))
 			return cli_usage("gen: --skew %s: unknown distribution; use uniform, zipf, dup, sorted, reverse or equal",
 					 arg);
 		return 0;
@@ -214,8 +67,7 @@ static int gen_option(struct gen_run *r, struct gen_args *a, int c,
 	}
 }
 
-static int gen_parse(int argc, char **argv, struct gen_run *r,
-		     struct gen_args *a)
+static int gen_parse(int argc, char **argv, struct gen_args *a)
 {
 	static const struct option longopts[] = {
 		{ "format", required_argument, NULL, CLI_OPT_FORMAT },
@@ -235,7 +87,7 @@ static int gen_parse(int argc, char **argv, struct gen_run *r,
 		}
 		if (c == '?' || c == ':')
 			return cli_bad_option("gen", c, argv);
-		rc = gen_option(r, a, c, optarg);
+		rc = gen_option(a, c, optarg);
 		if (rc)
 			return rc;
 	}
@@ -264,12 +116,34 @@ static const char *gen_format_arg(int argc, char **argv)
 	return "";
 }
 
+/* @out as @g says, with a progress bar and a summary unless @quiet */
+static int records_file(const struct pems_gen_records *g, const char *out, bool quiet)
+{
+	struct cli_progress prog;
+	char size[32];
+	uint64_t bytes = g->count * pems_format_size(g->fmt);
+	double t0 = cli_now();
+	int rc;
+
+	cli_progress_init(&prog, "gen", quiet);
+	rc = pems_gen_records_file(g, out, cli_progress_cb, &prog);
+	cli_progress_clear(&prog);
+	if (rc) {
+		cli_error("gen: cannot write '%s': %s", out, strerror(-rc));
+		return CLI_EXIT_FAIL;
+	}
+	if (quiet)
+		return CLI_EXIT_OK;
+	t0 = cli_now() - t0;
+	fprintf(stderr, "gen: %llu %s records (%s) to %s in %.2f s (%.1f MB/s)\n",
+		(unsigned long long)g->count, pems_format_name(g->fmt),
+		cli_human(bytes, size, sizeof(size)), out, t0, t0 > 0 ? bytes / t0 / 1e6 : 0.0);
+	return CLI_EXIT_OK;
+}
+
 int cli_gen_main(int argc, char **argv)
 {
-	struct gen_run r = { .g = { .seed = 1, .skew = CLI_SKEW_UNIFORM } };
-	struct gen_args a = { 0 };
-	char size[32];
-	double t0;
+	struct gen_args a = { .g = { .seed = 1, .skew = PEMS_GEN_UNIFORM } };
 	const char *fmt = gen_format_arg(argc, argv);
 	int rc;
 
@@ -281,23 +155,10 @@ int cli_gen_main(int argc, char **argv)
 		return cli_gen_groupby_main(argc, argv);	/* gen_groupby.c */
 	if (!strcmp(fmt, "lines") || !strcmp(fmt, "csv"))
 		return cli_gen_text_main(argc, argv);	/* gen_text.c */
-	rc = gen_parse(argc, argv, &r, &a);
+	rc = gen_parse(argc, argv, &a);
 	if (rc)
 		return rc < 0 ? CLI_EXIT_OK : rc;
 	if (cli_check_out_dir("gen", a.out))
 		return CLI_EXIT_FAIL;
-	r.rsz = pems_format_size(r.g.fmt);
-	r.per_block = CLI_IO_BLOCK / r.rsz;
-	r.nblocks = (r.g.count + r.per_block - 1) / r.per_block;
-	cli_progress_init(&r.prog, "gen", a.quiet);
-	t0 = cli_now();
-	rc = gen_file(&r, a.out);
-	if (rc || a.quiet)
-		return rc;
-	t0 = cli_now() - t0;
-	fprintf(stderr, "gen: %llu %s records (%s) to %s in %.2f s (%.1f MB/s)\n",
-		(unsigned long long)r.g.count, pems_format_name(r.g.fmt),
-		cli_human(r.g.count * r.rsz, size, sizeof(size)), a.out, t0,
-		t0 > 0 ? r.g.count * r.rsz / t0 / 1e6 : 0.0);
-	return CLI_EXIT_OK;
+	return records_file(&a.g, a.out, a.quiet);
 }

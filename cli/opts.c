@@ -163,13 +163,7 @@ static int opt_uint(const char *cmd, const char *name, const char *arg,
 
 static int opt_io(const char *cmd, const char *arg, enum pems_io_kind *out)
 {
-	if (!strcmp(arg, "uring"))
-		*out = PEMS_IO_KIND_URING;
-	else if (!strcmp(arg, "aio"))
-		*out = PEMS_IO_KIND_AIO;
-	else if (!strcmp(arg, "sync"))
-		*out = PEMS_IO_KIND_SYNC;
-	else
+	if (pems_parse_io(arg, out))
 		return cli_usage("%s: --io %s: unknown backend; use uring, aio or sync",
 				 cmd, arg);
 	return 0;
@@ -316,7 +310,7 @@ int cli_runtime_apply(struct cli_runtime *rt, const char *cmd, const char *out)
 	if (rc)
 		return cli_usage("%s: the runtime refused the configuration: %s",
 				 cmd, pems_strerror(rc));
-	cli_steps_begin();	/* per-superstep lines of --stats-json */
+	pems_steps_record(true);	/* per-superstep lines of --stats-json */
 	return 0;
 }
 

@@ -131,6 +131,24 @@ void cli_stats_print(const char *cmd, const struct pems_stats *st)
 		U(st->msg_held));
 }
 
+/* ", \"v\": .., \"steps\": [...]": the run's shape and pems_steps() */
+static void steps_json(FILE *f, const struct pems_stats *st)
+{
+	size_t i, n;
+	const struct pems_step *s = pems_steps(&n);
+
+	fprintf(f, ", \"v\": %u, \"k\": %u, \"p\": %u, \"mem\": %zu, \"steps\": [",
+		st->procs, st->threads, pems_nranks(), st->mem);
+	for (i = 0; i < n; i++)
+		fprintf(f, "%s\n  {\"secs\": %.6f, \"cpu\": %.6f, \"compute\": %.6f, \"io_wait\": %.6f,"
+			" \"ctx_read\": %llu, \"ctx_written\": %llu, \"msg_read\": %llu,"
+			" \"msg_written\": %llu, \"file_read\": %llu, \"file_written\": %llu,"
+			" \"h\": %llu}", i ? "," : "", s[i].secs, s[i].cpu, s[i].compute_secs,
+			s[i].io_wait_secs, U(s[i].ctx_read), U(s[i].ctx_written), U(s[i].msg_read),
+			U(s[i].msg_written), U(s[i].file_read), U(s[i].file_written), U(s[i].h_bytes));
+	fputs("]", f);
+}
+
 int cli_stats_json(const char *path, const char *cmd, uint64_t bytes,
 		   double secs, const struct pems_stats *st)
 {
@@ -156,7 +174,7 @@ int cli_stats_json(const char *path, const char *cmd, uint64_t bytes,
 		U(st->h_bytes), U(st->h_max), U(st->peak_resident),
 		U(st->ctx_raw), U(st->ctx_stored), U(st->msg_raw), U(st->msg_stored),
 		U(st->msg_held));
-	cli_steps_json(f, st);
+	steps_json(f, st);
 	fputs("}\n", f);
 	if (ferror(f))
 		rc = -EIO;

@@ -119,15 +119,6 @@ PEMS_API int pems_budget(const struct pems_config *cfg, unsigned nranks, size_t 
  * (pems/msg.c invariant 5).  The runtime's chunk is the largest power
  * of two from 4 KiB to 1 MiB whose message memory msg_mem holds. */
 PEMS_API size_t pems_msg_mem(unsigned threads, unsigned procs, size_t chunk);
-/* pems_budget's overhead for this process's ranks / for @nranks, and its
- * hold, with compress from pems_current_config() (kept for pems-run model
- * until it calls pems_budget). */
-PEMS_API size_t pems_overhead(unsigned threads, unsigned procs, size_t mem, size_t msg_mem);
-PEMS_API size_t pems_overhead_ranks(unsigned threads, unsigned procs, size_t mem,
-				    size_t msg_mem, unsigned nranks);
-PEMS_API size_t pems_hold_room(unsigned threads, unsigned procs, size_t mem, size_t msg_mem,
-			       size_t mu, size_t ctx, unsigned nranks);
-
 /* Unlink @path if the program aborts (bsp_abort or a fatal runtime
  * error), so that no partial output survives; NULL clears the list. */
 PEMS_API void pems_remove_on_abort(const char *path);
@@ -159,6 +150,12 @@ PEMS_API int pems_parse_size(const char *s, size_t *out);
 /* Parse "zstd", "zstd:LEVEL" (-7..19), "auto" or "off" into @mode and
  * @level (0 when not given).  Returns 0 or -EINVAL. */
 PEMS_API int pems_parse_compress(const char *s, enum pems_compress *mode, int *level);
+/* Parse an I/O backend name "uring", "aio" or "sync" into @out.
+ * Returns 0 or -EINVAL. */
+PEMS_API int pems_parse_io(const char *s, enum pems_io_kind *out);
+/* The name of backend @kind ("uring", "aio", "sync"; "unknown" for
+ * another value).  A static string. */
+PEMS_API const char *pems_io_name(enum pems_io_kind kind);
 /* pems-specific error codes (returned negated, above errno's range).
  * PEMS_E_BUDGET is returned only after pems printed on stderr what the
  * budget must be, so callers need not explain it again. */
@@ -289,6 +286,24 @@ PEMS_API void pems_get_stats(struct pems_stats *out);
 /* Optional progress hook, called on the runtime thread after each
  * superstep with the superstep number. */
 PEMS_API void pems_set_progress(void (*fn)(uint64_t superstep, void *arg), void *arg);
+
+/* Per-superstep statistics, for comparing a run with a cost model
+ * superstep by superstep.  While recording is on (it is off until
+ * pems_steps_record(true)), each SPMD section keeps one record per
+ * superstep on every rank: the rank's own counters between two barriers,
+ * the last superstep's bytes and times the mean over ranks.  A section
+ * forgets the records of the one before. */
+struct pems_step {
+	double secs;		/* wall seconds, barrier to barrier */
+	double cpu;		/* CPU seconds of this process, every thread */
+	double compute_secs, io_wait_secs;
+	uint64_t ctx_read, ctx_written, msg_read, msg_written;	/* bytes */
+	uint64_t file_read, file_written, h_bytes;		/* bytes */
+};
+PEMS_API void pems_steps_record(bool on);
+/* The records of the last section (owned by pems, valid until the next
+ * section starts) and their number in *@n; NULL when there are none. */
+PEMS_API const struct pems_step *pems_steps(size_t *n);
 
 #ifdef __cplusplus
 }

@@ -12,7 +12,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "runtime.h"
+#include "rt.h"
+#include "tp.h"
+#include "ckpt.h"
+#include "sched_parts.h"
 
 /* ---- cleanup on fatal errors: files an algorithm asked us to remove ---- */
 static char *cleanup_paths[16];

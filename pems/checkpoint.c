@@ -67,7 +67,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "runtime.h"
+#include "rt.h"
+#include "ctx.h"
+#include "msg.h"
+#include "tp.h"
+#include "ckpt.h"
+#include "sched_parts.h"
 #include "spill.h"
 #include "checkpoint.h"
 #include "crc32c.h"

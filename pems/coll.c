@@ -14,7 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime.h"
+#include "rt.h"
+#include "ctx.h"
+#include "coll.h"
+#include "tp.h"
 
 /* ---- gets ---- */
 

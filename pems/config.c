@@ -9,7 +9,9 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "runtime.h"
+#include "rt.h"
+#include "config.h"
+#include "msg.h"
 #include "spill.h"
 
 PEMS_API int pems_parse_size(const char *s, size_t *out)
@@ -72,6 +74,28 @@ PEMS_API int pems_parse_compress(const char *s, enum pems_compress *mode, int *l
 	return 0;
 }
 
+/* The backend names are io/'s table (pems_io_backend_parse); the public
+ * enum mirrors io/'s, value for value. */
+_Static_assert((int)PEMS_IO_KIND_URING == (int)PEMS_IO_URING &&
+	       (int)PEMS_IO_KIND_AIO == (int)PEMS_IO_AIO &&
+	       (int)PEMS_IO_KIND_SYNC == (int)PEMS_IO_SYNC,
+	       "enum pems_io_kind mirrors enum pems_io_backend");
+
+PEMS_API int pems_parse_io(const char *s, enum pems_io_kind *out)
+{
+	enum pems_io_backend b;
+
+	if (pems_io_backend_parse(s, &b))
+		return -EINVAL;
+	*out = (enum pems_io_kind)b;
+	return 0;
+}
+
+PEMS_API const char *pems_io_name(enum pems_io_kind kind)
+{
+	return pems_io_backend_name((enum pems_io_backend)kind);
+}
+
 /* The environment variables are read in a fixed order and the first bad
  * one ends pems_config_init: the functions below set *out, or print why
  * not and return -PEMS_E_CONFIG. */
@@ -132,13 +156,7 @@ static int env_io(struct pems_config *cfg)
 
 	if (!s || !*s)
 		return 0;
-	if (!strcmp(s, "uring"))
-		cfg->io = PEMS_IO_KIND_URING;
-	else if (!strcmp(s, "aio"))
-		cfg->io = PEMS_IO_KIND_AIO;
-	else if (!strcmp(s, "sync"))
-		cfg->io = PEMS_IO_KIND_SYNC;
-	else {
+	if (pems_parse_io(s, &cfg->io)) {
 		fprintf(stderr, "pems: error: PEMS_IO=%s: unknown backend; use uring, aio or sync\n", s);
 		return -PEMS_E_CONFIG;
 	}
@@ -397,40 +415,6 @@ PEMS_API int pems_budget(const struct pems_config *cfg, unsigned nranks, size_t 
 	used = out->overhead + (size_t)c.threads * cfg->mu;
 	out->hold = pems_hold_limit(cfg->mem > used ? cfg->mem - used : 0, c.threads, ctx);
 	return 0;
-}
-
-PEMS_API size_t pems_overhead(unsigned threads, unsigned procs, size_t mem, size_t msg_mem)
-{
-	return pems_overhead_ranks(threads, procs, mem, msg_mem, pems_nranks());
-}
-
-PEMS_API size_t pems_overhead_ranks(unsigned threads, unsigned procs, size_t mem,
-				    size_t msg_mem, unsigned nranks)
-{
-	struct pems_config cfg = *pems_current_config();
-	struct pems_budget b;
-
-	cfg.threads = threads;
-	cfg.procs = procs;
-	cfg.mem = mem;
-	cfg.msg_mem = msg_mem;
-	pems_budget(&cfg, nranks ? nranks : 1, 0, &b);
-	return b.overhead;
-}
-
-PEMS_API size_t pems_hold_room(unsigned threads, unsigned procs, size_t mem, size_t msg_mem,
-			       size_t mu, size_t ctx, unsigned nranks)
-{
-	struct pems_config cfg = *pems_current_config();
-	struct pems_budget b;
-
-	cfg.threads = threads;
-	cfg.procs = procs;
-	cfg.mem = mem;
-	cfg.msg_mem = msg_mem;
-	cfg.mu = mu;
-	pems_budget(&cfg, nranks ? nranks : 1, ctx, &b);
-	return b.hold;
 }
 
 /* "3 MiB" / "512 KiB" for messages: whole MiB from 1 MiB up, else KiB

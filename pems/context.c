@@ -46,7 +46,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "runtime.h"
+#include "rt.h"
+#include "config.h"
+#include "ctx.h"
+#include "tp.h"
 #include "spill.h"
 
 static size_t page_up(size_t x) { return (x + PEMS_PAGE - 1) & ~(size_t)(PEMS_PAGE - 1); }

@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "runtime.h"
+#include "rt.h"
 
 /*
  * Stack switches are announced to AddressSanitizer (a VP's stack lives in

@@ -15,7 +15,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "runtime.h"
+#include "rt.h"
+#include "ctx.h"
+#include "ckpt.h"
 
 #define MAXF 256
 #define INFLIGHT 8

@@ -41,7 +41,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "runtime.h"
+#include "rt.h"
+
 
 #define MAX_RANGES 4
 

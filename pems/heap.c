@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 
-#include "runtime.h"
+#include "rt.h"
 
 #define HDR 16u
 #define MIN_BLOCK 48u
@@ -214,4 +214,97 @@ bool pems_heap_owns(const struct pems_heap *h, const void *p)
 	const char *c = p;
 
 	return c >= h->base + PEMS_HEAP_START + HDR && c < h->base + h->brk;
+}
+
+/* ---- context memory (include/pems.h): the calling VP's heap ---- */
+
+PEMS_API void *pems_malloc(size_t n)
+{
+	struct pems_vp *vp = pems_self();
+	char a[32], b[32], c[32];
+	void *p;
+
+	if (!vp)
+		return malloc(n);
+	p = pems_heap_alloc(&vp->heap, n);
+	if (!p)
+		pems_fatal("VP %u needs %s more in superstep %llu but mu is %s (%s in use); raise mu (PEMS_MU / --mem) or --procs",
+			   vp->pid, pems_size_str(a, n),
+			   (unsigned long long)pems_rt->superstep, pems_size_str(b, pems_rt->mu),
+			   pems_size_str(c, vp->heap.brk > 64 ? vp->heap.brk : 0));
+	pems_heap_hint(p, n);
+	return p;
+}
+
+PEMS_API void *pems_calloc(size_t n, size_t size)
+{
+	void *p;
+
+	if (size && n > SIZE_MAX / size)
+		return NULL;
+	p = pems_malloc(n * size);
+	if (p)
+		memset(p, 0, n * size);
+	return p;
+}
+
+static bool in_any_heap(const void *p, struct pems_vp **owner)
+{
+	struct pems_rt *rt = pems_rt;
+	size_t i;
+
+	if (!rt || (const char *)p < rt->region ||
+	    (const char *)p >= rt->region + (size_t)rt->vlocal * rt->mu)
+		return false;
+	i = (size_t)((const char *)p - rt->region) / rt->mu;
+	*owner = &rt->vps[i];
+	return true;
+}
+
+PEMS_API void pems_free(void *p)
+{
+	struct pems_vp *owner;
+
+	if (!p)
+		return;
+	if (!in_any_heap(p, &owner)) {
+		free(p);
+		return;
+	}
+	if (owner != pems_self() || !pems_heap_owns(&owner->heap, p))
+		pems_fatal("pems_free: %p is not a live allocation of the calling VP", p);
+	pems_heap_free(&owner->heap, p);
+}
+
+PEMS_API void *pems_realloc(void *p, size_t n)
+{
+	struct pems_vp *owner;
+	void *q;
+	size_t old;
+
+	if (!p)
+		return pems_malloc(n);
+	if (!in_any_heap(p, &owner))
+		return realloc(p, n);
+	old = pems_heap_usable(&owner->heap, p);
+	if (n <= old)
+		return p;
+	q = pems_malloc(n);
+	memcpy(q, p, old);
+	pems_free(p);
+	return q;
+}
+
+PEMS_API size_t pems_context_used(void)
+{
+	struct pems_vp *vp = pems_self();
+
+	return vp ? vp->heap.brk + pems_rt->stack : 0;
+}
+
+PEMS_API size_t pems_context_avail(void)
+{
+	struct pems_vp *vp = pems_self();
+
+	return vp ? vp->heap.limit - vp->heap.brk : 0;
 }

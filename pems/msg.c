@@ -48,7 +48,10 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "runtime.h"
+#include "rt.h"
+#include "ctx.h"
+#include "msg.h"
+#include "tp.h"
 #include "spill.h"
 
 #define RA PEMS_MSG_RA	/* chunks read ahead per stream during delivery */
@@ -173,6 +176,15 @@ static void pool_put(struct pems_rt *rt, char *b)
 	*(char **)b = rt->pool_free;
 	rt->pool_free = b;
 	pthread_mutex_unlock(&rt->pool_lock);
+}
+
+/* BSMP queue bytes and exchange bytes addressed to each VP, summed at
+ * the barrier (sizes of what delivery allocates) */
+void pems_msg_count(unsigned dst, bool send, size_t bytes)
+{
+	struct pems_rt *rt = pems_rt;
+
+	atomic_fetch_add(send ? &rt->send_in_next[dst] : &rt->xchg_in_next[dst], bytes);
 }
 
 /* ---- setup ---- */

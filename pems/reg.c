@@ -11,7 +11,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "runtime.h"
+#include "rt.h"
 
 struct pems_reg *pems_reg_find_id(struct pems_vp *vp, uint64_t id)
 {

@@ -35,8 +35,16 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "runtime.h"
+#include "rt.h"
+#include "config.h"
+#include "ctx.h"
+#include "msg.h"
+#include "coll.h"
+#include "tp.h"
+#include "ckpt.h"
+#include "sched_parts.h"
 #include "spill.h"
+#include "steps.h"
 #include "fiber.h"
 
 struct pems_rt *pems_rt;
@@ -544,8 +552,8 @@ static void run_post_bsp(struct pems_rt *rt)
 	pems_io_destroy(mw.io);
 }
 
-void (*pems_progress_fn)(uint64_t, void *);
-void *pems_progress_arg;
+static void (*pems_progress_fn)(uint64_t, void *);
+static void *pems_progress_arg;
 
 PEMS_API void pems_set_progress(void (*fn)(uint64_t, void *), void *arg)
 {
@@ -653,6 +661,7 @@ int pems_rt_run(const struct pems_config *cfg, void (*entry)(void *), void *arg,
 		return rc;
 	}
 	pems_rt = rt;
+	pems_steps_start();
 	for (;;) {
 		double ts = pems_now();
 
@@ -671,8 +680,8 @@ int pems_rt_run(const struct pems_config *cfg, void (*entry)(void *), void *arg,
 		rt->superstep++;
 		pems_ckpt_barrier(rt, &rc);
 		/* before the comm thread runs again: a hook that reads the
-		 * statistics (pems_get_stats) must not race with its counters
-		 * (found by make tsan: test_mpi_aggregate, cli/model.c) */
+		 * statistics (pems_get_stats) must not race with its counters */
+		pems_steps_barrier();
 		if (rt->progress)
 			rt->progress(rt->superstep, rt->progress_arg);
 		pems_tp_resume(rt);
@@ -687,6 +696,36 @@ int pems_rt_run(const struct pems_config *cfg, void (*entry)(void *), void *arg,
 	rt_free(rt);
 	free(rt);
 	return rc;
+}
+
+bool pems_rt_running(void)
+{
+	return pems_rt != NULL;
+}
+
+unsigned pems_rt_procs(void)
+{
+	return pems_rt ? pems_rt->v : 0;
+}
+
+unsigned pems_rt_rank(void)
+{
+	return pems_rt ? pems_rt->rank : 0;
+}
+
+uint64_t pems_rt_superstep(void)
+{
+	return pems_rt ? pems_rt->superstep : 0;
+}
+
+double pems_rt_time(void)
+{
+	return pems_rt ? pems_now() - pems_rt->t0 : 0;
+}
+
+void pems_rt_set_exit(int code)
+{
+	pems_rt->exit_code = code;
 }
 
 /* Called on the VP's own stack. */

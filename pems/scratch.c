@@ -11,7 +11,9 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
-#include "runtime.h"
+#include "rt.h"
+#include "ckpt.h"
+#include "sched_parts.h"
 
 int pems_scratch_open(struct pems_rt *rt, unsigned dir, const char *name,
 		      int *fd_out)

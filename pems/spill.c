@@ -35,7 +35,7 @@
 #include <unistd.h>
 #include <zstd.h>
 
-#include "runtime.h"
+#include "rt.h"
 #include "spill.h"
 
 #define AUTO_BLOCKS 16		/* blocks of a kind sampled under auto */

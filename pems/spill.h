@@ -16,7 +16,7 @@
 #include <stdint.h>
 
 #include "crc32c.h"
-#include "runtime.h"
+#include "rt.h"
 
 #define PEMS_ZMAGIC 0x315A4D50u	/* "PMZ1" little-endian: compressed block */
 #define PEMS_ZHDR 16u

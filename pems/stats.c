@@ -9,8 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime.h"
+#include "rt.h"
+#include "tp.h"
+#include "sched_parts.h"
 #include "spill.h"
+#include "steps.h"
 
 static struct pems_stats last_stats;
 
@@ -164,6 +167,7 @@ void pems_stats_final(struct pems_rt *rt)
 	stats_collect(rt, &st);
 	stats_sum_ranks(rt, &st);
 	last_stats = st;
+	pems_steps_end(&st, rt->nranks);
 	if (rt->cfg.stats)
 		stats_print(rt, &st);
 	if (rt->cfg.stats_json)

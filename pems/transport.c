@@ -35,7 +35,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "runtime.h"
+#include "rt.h"
+#include "ctx.h"
+#include "msg.h"
+#include "tp.h"
+#include "ckpt.h"
 #include "mpi_plugin.h"
 
 #define NRECV 4

@@ -27,7 +27,7 @@
 
 #include "pems.h"
 #include "sanitizer_noise.h"
-#include "runtime.h"	/* pems_config_derive: the budget the runtime needs */
+#include "config.h"	/* pems_config_derive: the budget the runtime needs */
 
 #define KiB ((size_t)1 << 10)
 #define MiB ((size_t)1 << 20)

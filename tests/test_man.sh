@@ -67,7 +67,7 @@ done
 
 # ---- environment variables ------------------------------------------------------
 nenv=0
-for v in $(git grep -hoE '"PEMS_[A-Z0-9_]+"' -- io pems bsp algorithms model cli mpi include 2>/dev/null |
+for v in $(git grep -hoE '"PEMS_[A-Z0-9_]+"' -- io pems bsp algorithms gen model cli mpi include 2>/dev/null |
 	tr -d '"' | sort -u); do
 	nenv=$((nenv + 1))
 	has_word "$man3$man1" "$v" || bad "environment variable $v is in neither man page"

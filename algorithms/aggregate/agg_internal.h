@@ -5,8 +5,10 @@
 #ifndef PEMS_AGG_INTERNAL_H
 #define PEMS_AGG_INTERNAL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "pems_algorithms.h"
 
 /* a kv row ({u64 key, i64 value}, the 16-byte input record) or a sort
  * index entry ({key, position}) */
@@ -35,5 +37,24 @@ struct pems_groupby *pems_groupby_fed(const struct pems_groupby_plan *plan, void
  * info, which are aggregate.c's). */
 struct pems_aggregate_shape;
 void pems_groupby_shape(struct pems_aggregate_shape *s);
+
+/* How the output reads an aggregate's state: the built-ins directly. */
+enum agg_kind { AK_USER, AK_COUNT, AK_SUM, AK_MINMAX, AK_AVG };
+
+/* The output of one job (agg_output.c). */
+struct agg_out {
+	bool kv;		/* kv records, else csv lines */
+	unsigned naggs;
+	const struct pems_aggregate *const *aggs;
+	enum agg_kind kind[PEMS_AGG_MAX];
+};
+
+/* Format one group into @line (NULL: only count its bytes); returns its
+ * bytes, or -1 (and *bad = the aggregate) when a result overflows. */
+long agg_format_group(const struct agg_out *f, uint64_t key, const uint8_t *states,
+		      char *line, unsigned *bad);
+/* The csv header line "key,<names>\n" into @hdr (@cap bytes, cut to
+ * fit); returns its length, 0 for kv output. */
+size_t agg_format_header(const struct agg_out *f, char *hdr, size_t cap);
 
 #endif

@@ -30,28 +30,24 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "pems_algorithms.h"
 #include "aggregate/agg_internal.h"
 #include "formats/pems_formats.h"
+#include "job.h"
 
 #define PAGE 4096u
 #define CSV_PIECES 16		/* sample pieces per VP */
 #define CSV_PIECE 4096
 #define OUT_BLOCK (1u << 20)
 #define LINE_MAX_OUT (24 + PEMS_AGG_MAX * 32)
-
-/* how format_group reads an aggregate's state: the built-ins directly */
-enum agg_kind { AK_USER, AK_COUNT, AK_SUM, AK_MINMAX, AK_AVG };
 
 struct vp_info {		/* allgathered after pass 1 */
 	uint64_t nlines;	/* csv lines starting in the slice (header incl.) */
@@ -82,15 +78,14 @@ struct agg_ctx {
 	uint64_t out_total;
 	atomic_uint_fast64_t done[2];	/* input bytes loaded, output bytes written */
 	atomic_int failed;
-	enum agg_kind kind[PEMS_AGG_MAX];
+	struct agg_out fmt;	/* how groups are written */
 };
 
 static struct agg_ctx S;
 
 static void fail(const char *what, long long rc)
 {
-	bsp_abort("pems: error: aggregate: %s: %s", what,
-		  rc < 0 ? strerror((int)-rc) : "short transfer (file changed?)");
+	pems_job_fail("aggregate", what, rc);
 }
 
 static uint64_t slice_lo(unsigned pid)
@@ -101,14 +96,6 @@ static uint64_t slice_lo(unsigned pid)
 	if (S.job->in_fmt == PEMS_AGG_IN_KV)
 		return pid >= S.v ? S.size : S.size / PAGE * pid / S.v * PAGE;
 	return S.size * pid / S.v;
-}
-
-static uint64_t mix(uint64_t x)
-{
-	x += 0x9e3779b97f4a7c15ull;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-	return x ^ (x >> 31);
 }
 
 /* one csv data line as a row; 0 or an enum pems_csv_err */
@@ -143,7 +130,7 @@ static size_t sample_kv(unsigned pid, uint64_t *keys)
 	for (i = 0; i < np; i++) {
 		uint64_t a = len * i / np, b = len * (i + 1) / np;
 
-		off[i] = (lo + a + mix(pid * 1000003ull + i) % (b - a)) * 16;
+		off[i] = (lo + a + pems_mix64(pid * 1000003ull + i) % (b - a)) * 16;
 		if (pages) {
 			off[i] &= ~(uint64_t)(PAGE - 1);
 			if (off[i] + PAGE > S.size)
@@ -160,7 +147,7 @@ static size_t sample_kv(unsigned pid, uint64_t *keys)
 		}
 		for (j = 0; j < per; j++) {	/* spread over the page's 256 records */
 			unsigned r = j * (PAGE / 16 / per) +
-				     (unsigned)(mix(pid * 7ull + i * 131 + j) % (PAGE / 16 / per));
+				     (unsigned)(pems_mix64(pid * 7ull + i * 131 + j) % (PAGE / 16 / per));
 
 			keys[i * per + j] = recs[i * (PAGE / 16) + r].key;
 		}
@@ -183,7 +170,7 @@ static size_t sample_csv(unsigned pid, uint64_t *keys)
 		lo = S.hdr_end;
 	if (hi > lo && S.size >= CSV_PIECE) {
 		for (i = 0; i < CSV_PIECES; i++) {
-			uint64_t o = lo + mix(pid * 7919ull + i) % (hi - lo);
+			uint64_t o = lo + pems_mix64(pid * 7919ull + i) % (hi - lo);
 
 			off[np++] = o + CSV_PIECE <= S.size ? o : S.size - CSV_PIECE;
 		}
@@ -368,232 +355,6 @@ static struct agg_pair *load_csv(unsigned pid, size_t *n, struct vp_info *info)
 	return rows;
 }
 
-/* ---- output formatting ---- */
-
-static const uint64_t P10[20] = {
-	1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull, 10000000ull,
-	100000000ull, 1000000000ull, 10000000000ull, 100000000000ull,
-	1000000000000ull, 10000000000000ull, 100000000000000ull,
-	1000000000000000ull, 10000000000000000ull, 100000000000000000ull,
-	1000000000000000000ull, 10000000000000000000ull
-};
-
-static const char DIG2[201] =
-	"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-	"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-	"8081828384858687888990919293949596979899";
-
-/* decimal digits of v */
-static unsigned len_u64(uint64_t v)
-{
-	unsigned t = ((64u - (unsigned)__builtin_clzll(v | 1)) * 1233u) >> 12;
-
-	return v ? t + (v >= P10[t]) : 1;
-}
-
-/* v in decimal at p; returns the end */
-static char *put_u64(char *p, uint64_t v)
-{
-	unsigned n = len_u64(v);
-	char *e = p + n;
-
-	while (v >= 100) {
-		unsigned r = (unsigned)(v % 100);
-
-		v /= 100;
-		e -= 2;
-		memcpy(e, DIG2 + 2 * r, 2);
-	}
-	if (v >= 10) {
-		e -= 2;
-		memcpy(e, DIG2 + 2 * v, 2);
-	} else {
-		*--e = (char)('0' + v);
-	}
-	return p + n;
-}
-
-/* Formatting goes through these: with line == NULL they count bytes
- * instead (pass 1), so both passes agree by construction. */
-struct outp {
-	char *p;		/* NULL: count only */
-	size_t n;
-};
-
-static void out_u64(struct outp *o, uint64_t v)
-{
-	if (o->p) {
-		char *e = put_u64(o->p + o->n, v);
-
-		o->n = (size_t)(e - o->p);
-	} else {
-		o->n += len_u64(v);
-	}
-}
-
-static void out_ch(struct outp *o, char c)
-{
-	if (o->p)
-		o->p[o->n] = c;
-	o->n++;
-}
-
-static void out_i64(struct outp *o, int64_t v)
-{
-	if (v < 0) {
-		out_ch(o, '-');
-		out_u64(o, 0 - (uint64_t)v);
-		return;
-	}
-	out_u64(o, (uint64_t)v);
-}
-
-/* num/den in decimal, rounded to 9 places half away from zero, trailing
- * zeros dropped; |num/den| < 2^63 (a mean of int64 values) */
-static void out_mean(struct outp *o, __int128 num, uint64_t den)
-{
-	unsigned __int128 a = num < 0 ? -(unsigned __int128)num : (unsigned __int128)num;
-	uint64_t q, r, frac;
-	unsigned nf = 9;
-
-	if (a >> 64) {
-		q = (uint64_t)(a / den);
-		r = (uint64_t)(a % den);
-	} else {	/* the common case: 64-bit division */
-		q = (uint64_t)a / den;
-		r = (uint64_t)a % den;
-	}
-	if (!r)
-		frac = 0;
-	else if (r < (1ull << 34) && den < (1ull << 34))
-		frac = (r * 1000000000u + den / 2) / den;
-	else
-		frac = (uint64_t)(((unsigned __int128)r * 1000000000u + den / 2) / den);
-	if (frac >= 1000000000u) {
-		q++;
-		frac -= 1000000000u;
-	}
-	if (num < 0 && (q || frac))
-		out_ch(o, '-');
-	out_u64(o, q);
-	if (!frac)
-		return;
-	while (frac % 10 == 0) {
-		frac /= 10;
-		nf--;
-	}
-	out_ch(o, '.');
-	if (o->p) {	/* frac with nf digits, leading zeros kept */
-		char *e = o->p + o->n + nf;
-		unsigned i;
-
-		for (i = 0; i < nf; i++) {
-			*--e = (char)('0' + frac % 10);
-			frac /= 10;
-		}
-	}
-	o->n += nf;
-}
-
-/* Format one group into @line (NULL: only count its bytes); returns its
- * bytes, or -1 (and *bad = the aggregate) when a result overflows.  The
- * built-ins are read straight from their states (no finalize call). */
-static long format_group(uint64_t key, const uint8_t *states, char *line,
-			 unsigned *bad)
-{
-	const struct pems_aggregate_job *job = S.job;
-	bool kv = job->out_fmt == PEMS_AGG_OUT_KV;
-	struct outp o = { line, 0 };
-	size_t off = 0;
-	unsigned i;
-
-	if (kv) {
-		if (line)
-			memcpy(line, &key, 8);
-		o.n = 8;
-	} else {
-		out_u64(&o, key);
-	}
-	for (i = 0; i < job->naggs; i++) {
-		const uint8_t *st = states + off;
-		struct pems_agg_result r;
-		__int128 sum;
-		uint64_t u;
-		int64_t x;
-
-		off += job->aggs[i]->state_size;
-		if (!kv)
-			out_ch(&o, ',');
-		switch (S.kind[i]) {
-		case AK_COUNT:
-			memcpy(&u, st, 8);
-			if (kv && line)
-				memcpy(line + o.n, &u, 8);
-			if (kv)
-				o.n += 8;
-			else
-				out_u64(&o, u);
-			continue;
-		case AK_SUM:
-			memcpy(&sum, st, 16);
-			if (sum > INT64_MAX || sum < INT64_MIN) {
-				*bad = i;
-				return -1;
-			}
-			x = (int64_t)sum;
-			goto i64;
-		case AK_MINMAX:
-			memcpy(&x, st, 8);
-i64:
-			if (kv && line)
-				memcpy(line + o.n, &x, 8);
-			if (kv)
-				o.n += 8;
-			else
-				out_i64(&o, x);
-			continue;
-		case AK_AVG:
-			if (!kv) {
-				memcpy(&sum, st, 16);
-				memcpy(&u, st + 16, 8);
-				if (u)
-					out_mean(&o, sum, u);
-				else
-					out_u64(&o, 0);
-				continue;
-			}
-			break;	/* kv: the double, from finalize */
-		default:
-			break;
-		}
-		if (job->aggs[i]->finalize(st, &r)) {
-			*bad = i;
-			return -1;
-		}
-		if (kv) {
-			if (line)
-				memcpy(line + o.n, &r.u, 8);	/* any member: 8 bytes */
-			o.n += 8;
-		} else if (r.type == PEMS_AGG_UINT64) {
-			out_u64(&o, r.u);
-		} else if (r.type == PEMS_AGG_INT64) {
-			out_i64(&o, r.i);
-		} else if (r.type == PEMS_AGG_MEAN) {
-			out_mean(&o, r.num, r.den);
-		} else {
-			char tmp[32];
-			int n = snprintf(tmp, sizeof(tmp), "%.17g", r.d);
-
-			if (line)
-				memcpy(line + o.n, tmp, (size_t)n);
-			o.n += (size_t)n;
-		}
-	}
-	if (!kv)
-		out_ch(&o, '\n');
-	return (long)o.n;
-}
-
 struct pass1 {
 	struct vp_info *info;
 };
@@ -606,7 +367,7 @@ static void pass1_fn(uint64_t key, const void *states, void *arg)
 
 	if (p->info->ovf)
 		return;
-	n = format_group(key, states, NULL, &bad);	/* bytes only */
+	n = agg_format_group(&S.fmt, key, states, NULL, &bad);	/* bytes only */
 	if (n < 0) {
 		p->info->ovf = 1;
 		p->info->ovf_key = key;
@@ -640,7 +401,7 @@ static void pass2_fn(uint64_t key, const void *states, void *arg)
 {
 	struct pass2 *p = arg;
 	unsigned bad;
-	long n = format_group(key, states, p->buf + p->fill, &bad);
+	long n = agg_format_group(&S.fmt, key, states, p->buf + p->fill, &bad);
 
 	if (n < 0)	/* pass 1 saw no overflow */
 		bsp_abort("pems: error: aggregate: internal: overflow in pass 2");
@@ -936,76 +697,39 @@ static int read_header(void)
 	return rc;
 }
 
-/* ---- progress ---- */
+/* ---- the job ---- */
 
-static atomic_int progress_stop;
-
-static void *progress_main(void *arg)
+/* pems_job_poll_fn: aggregate (input bytes), then write (output bytes) */
+static bool agg_poll(void *state, bool final, char *phase, size_t len, uint64_t *done,
+		     uint64_t *total)
 {
-	const struct pems_aggregate_job *job = arg;
-	struct timespec ts = { 0, 200 * 1000 * 1000 };
+	uint64_t w = atomic_load(&S.done[1]);
 
-	while (!atomic_load(&progress_stop)) {
-		uint64_t w = atomic_load(&S.done[1]), total = S.out_total;
-
-		if (w && total)
-			job->progress("write", w, total, job->progress_arg);
-		else
-			job->progress("aggregate", atomic_load(&S.done[0]), S.size,
-				      job->progress_arg);
-		nanosleep(&ts, NULL);
+	(void)state;
+	if (final && atomic_load(&S.failed))
+		return false;
+	if (final) {
+		snprintf(phase, len, "done");
+		*done = *total = S.size;
+	} else if (w && S.out_total) {
+		snprintf(phase, len, "write");
+		*done = w;
+		*total = S.out_total;
+	} else {
+		snprintf(phase, len, "aggregate");
+		*done = atomic_load(&S.done[0]);
+		*total = S.size;
 	}
-	return NULL;
+	return true;
 }
 
-static int run(struct pems_aggregate_job *job, const struct pems_config *cfg)
+/* The job's aggregates: 1..PEMS_AGG_MAX, complete; S.fmt of them. */
+static int check_aggs(struct pems_aggregate_job *job)
 {
-	pthread_t th;
-	bool have_th = false;
-	int rc;
+	static const char *const names[] = { "count", "sum", "min", "max", "avg" };
+	static const enum agg_kind kinds[] = { AK_COUNT, AK_SUM, AK_MINMAX, AK_MINMAX, AK_AVG };
+	unsigned i, b;
 
-	atomic_store(&progress_stop, 0);
-	if (job->progress && !pthread_create(&th, NULL, progress_main, job))
-		have_th = true;
-	rc = pems_spmd(cfg, agg_spmd, NULL);
-	atomic_store(&progress_stop, 1);
-	if (have_th)
-		pthread_join(th, NULL);
-	if (!rc && !atomic_load(&S.failed) && job->progress)
-		job->progress("done", S.size, S.size, job->progress_arg);
-	return rc;
-}
-
-static void build_header(void)
-{
-	const struct pems_aggregate_job *job = S.job;
-	size_t n = 0;
-	unsigned i;
-
-	S.hdr_len = 0;
-	if (job->out_fmt != PEMS_AGG_OUT_CSV)
-		return;
-	n += (size_t)snprintf(S.hdr + n, sizeof(S.hdr) - n, "key");
-	for (i = 0; i < job->naggs && n < sizeof(S.hdr) - 2; i++)
-		n += (size_t)snprintf(S.hdr + n, sizeof(S.hdr) - n, ",%s", job->aggs[i]->name);
-	if (n > sizeof(S.hdr) - 2)
-		n = sizeof(S.hdr) - 2;
-	S.hdr[n++] = '\n';
-	S.hdr_len = n;
-}
-
-int pems_aggregate(struct pems_aggregate_job *job)
-{
-	struct pems_config cfg = job->cfg ? *job->cfg : *pems_current_config();
-	char tmp_path[4096];
-	struct stat st;
-	unsigned i;
-	int rc;
-
-	memset(&S, 0, sizeof(S));
-	S.job = job;
-	job->errmsg[0] = '\0';
-	job->rows = job->groups = 0;
 	if (!job->naggs || job->naggs > PEMS_AGG_MAX) {
 		snprintf(job->errmsg, sizeof(job->errmsg), "give 1 to %d aggregates", PEMS_AGG_MAX);
 		return -EINVAL;
@@ -1020,7 +744,20 @@ int pems_aggregate(struct pems_aggregate_job *job)
 				 i + 1, PEMS_AGG_STATE_MAX);
 			return -EINVAL;
 		}
+		S.fmt.kind[i] = AK_USER;
+		for (b = 0; b < 5; b++)
+			if (a == pems_aggregate_builtin(names[b]))
+				S.fmt.kind[i] = kinds[b];
 	}
+	return 0;
+}
+
+/* The input: its size (S.size), kv records or a csv header.  0 or -errno. */
+static int check_input(struct pems_aggregate_job *job)
+{
+	struct stat st;
+	int rc;
+
 	if (stat(job->in, &st)) {
 		rc = -errno;
 		fprintf(stderr, "pems: error: aggregate: %s: %s\n", job->in, strerror(errno));
@@ -1035,48 +772,47 @@ int pems_aggregate(struct pems_aggregate_job *job)
 	}
 	if (job->in_fmt == PEMS_AGG_IN_CSV) {
 		rc = read_header();
-		if (rc) {
-			if (!job->errmsg[0])
-				fprintf(stderr, "pems: error: aggregate: %s: %s\n", job->in, strerror(-rc));
-			return rc;
-		}
+		if (rc && !job->errmsg[0])
+			fprintf(stderr, "pems: error: aggregate: %s: %s\n", job->in, strerror(-rc));
+		return rc;
 	}
-	build_header();
-	for (i = 0; i < job->naggs; i++) {
-		static const char *const names[] = { "count", "sum", "min", "max", "avg" };
-		static const enum agg_kind kinds[] = { AK_COUNT, AK_SUM, AK_MINMAX, AK_MINMAX, AK_AVG };
-		unsigned b;
+	return 0;
+}
 
-		S.kind[i] = AK_USER;
-		for (b = 0; b < 5; b++)
-			if (job->aggs[i] == pems_aggregate_builtin(names[b]))
-				S.kind[i] = kinds[b];
-	}
-	{
-		struct pems_plan_env env = pems_plan_here(false);
+int pems_aggregate(struct pems_aggregate_job *job)
+{
+	struct pems_plan_env env = pems_plan_here(false);
+	struct pems_job j;
+	int rc;
 
-		rc = plan(&cfg, S.size, &env);
-	}
+	memset(&S, 0, sizeof(S));
+	S.job = job;
+	job->errmsg[0] = '\0';
+	job->rows = job->groups = 0;
+	rc = check_aggs(job);
+	if (!rc)
+		rc = check_input(job);
 	if (rc)
 		return rc;
-	S.v = cfg.procs;
-	S.in = pems_file_open(job->in, O_RDONLY, 0);
-	if (S.in < 0) {
-		fprintf(stderr, "pems: error: aggregate: %s: %s\n", job->in, strerror(-S.in));
-		return S.in;
-	}
-	rc = pems_output_create("aggregate", job->out, false, 0, tmp_path, sizeof(tmp_path),
-				&S.out);
-	if (rc) {
-		pems_file_close(S.in);
+	S.fmt.kv = job->out_fmt == PEMS_AGG_OUT_KV;
+	S.fmt.naggs = job->naggs;
+	S.fmt.aggs = job->aggs;
+	S.hdr_len = agg_format_header(&S.fmt, S.hdr, sizeof(S.hdr));
+	pems_job_init(&j, "aggregate", job->cfg, job->progress, job->progress_arg, agg_poll, NULL);
+	j.own_errors = true;
+	rc = plan(&j.cfg, S.size, &env);
+	if (rc)
 		return rc;
+	S.v = j.cfg.procs;
+	rc = pems_job_input(&j, job->in);
+	if (!rc)
+		rc = pems_job_output(&j, job->out, false, 0);
+	if (!rc) {
+		S.in = j.in;
+		S.out = j.out_handle;
+		rc = pems_job_run(&j, agg_spmd, NULL);
+		if (!rc && atomic_load(&S.failed))
+			rc = strstr(job->errmsg, "overflows") ? -ERANGE : -EINVAL;
 	}
-	rc = run(job, &cfg);
-	if (!rc && atomic_load(&S.failed))
-		rc = strstr(job->errmsg, "overflows") ? -ERANGE : -EINVAL;
-	rc = pems_output_commit(job->out, tmp_path, S.out, rc, true, S.out_total);
-	if (rc && rc != -EINVAL && rc != -ERANGE)
-		fprintf(stderr, "pems: error: aggregate: finishing %s: %s\n", job->out, pems_strerror(rc));
-	pems_file_close(S.in);
-	return rc;
+	return pems_job_end(&j, rc, true, S.out_total);
 }

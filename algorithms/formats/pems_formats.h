@@ -189,6 +189,23 @@ int pems_csv_kv_header(struct pems_csv_kv *c, const char *s, size_t len,
 int pems_csv_kv_row(const struct pems_csv_kv *c, const char *s, size_t len, uint64_t *key,
 		    int64_t *val, unsigned *col, unsigned *nf, struct pems_csv_field *tok);
 
+/* ---- CSV records (csv_record.c): any one-byte delimiter, quoted fields
+ * may hold newlines, "" unquoted into a scratch copy ---- */
+
+enum pems_csv_rec_err { PEMS_CSV_REC_OK = 0, PEMS_CSV_REC_OPEN, PEMS_CSV_REC_TEXT };
+
+/* One record at s[0..end): fields into @f (at most @maxf kept; *nf gets
+ * the count of all of them); a quoted field holding "" is unquoted into
+ * @scratch (room: the record's bytes), others point into @s.  Returns
+ * the bytes of the record with its newline (LF or CRLF), 0 when it is
+ * incomplete (no end before @end and not @last: call again with more
+ * bytes), or -1 on a malformed quoted field (*err: not closed before
+ * the end of the input, or text after the closing quote; *bad_field
+ * 1-based).  *lines: newlines inside quoted fields. */
+long pems_csv_record(const char *s, size_t end, bool last, char delim,
+		     struct pems_csv_field *f, unsigned maxf, unsigned *nf, char *scratch,
+		     unsigned *lines, enum pems_csv_rec_err *err, unsigned *bad_field);
+
 /* ---- LIBSVM (libsvm.c): "label idx:val ... [# comment]" ---- */
 
 struct pems_libsvm_row {

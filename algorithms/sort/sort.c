@@ -32,19 +32,18 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "pems_algorithms.h"
 #include "sort/radix.h"
 #include "formats/pems_formats.h"
+#include "job.h"
 
 #define SAMPLES 256		/* per VP: bucket sizes within ~+-15 % */
 #define PAGE 4096u
@@ -71,8 +70,6 @@ struct sort_ctx {
 	atomic_uint_fast64_t ns[NPHASES];	/* PEMS_SORT_TRACE: time per phase */
 	int trace;		/* PEMS_SORT_TRACE: 1 sums, 2 also one line a phase */
 	uint64_t t0;		/* trace clock origin */
-	atomic_int failed;
-	char errmsg[256];
 };
 
 static struct sort_ctx S;
@@ -133,22 +130,10 @@ static int key_qcmp(const void *a, const void *b)
 
 static void fail(const char *what, long long rc)
 {
-	if (!atomic_exchange(&S.failed, 1))
-		snprintf(S.errmsg, sizeof(S.errmsg), "%s: %s", what,
-			 rc < 0 ? strerror((int)-rc) : "short transfer (file changed?)");
-	bsp_abort("pems: error: sort: %s: %s", what,
-		  rc < 0 ? strerror((int)-rc) : "short transfer (file changed?)");
+	pems_job_fail("sort", what, rc);
 }
 
 static uint64_t slice_lo(unsigned pid) { return S.n * pid / S.v; }
-
-static uint64_t mix(uint64_t x)
-{
-	x += 0x9e3779b97f4a7c15ull;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-	return x ^ (x >> 31);
-}
 
 /* superstep 0: SAMPLES records of the slice, one at a random position in
  * each of SAMPLES equal strata (good splitters for sorted inputs too) */
@@ -164,7 +149,7 @@ static void take_samples(unsigned pid, struct skey *out, uint32_t *count)
 	for (i = 0; i < m; i++) {
 		uint64_t a = len * i / m, b = len * (i + 1) / m;
 
-		idx[i] = lo + a + mix(pid * 1000003ull + i) % (b - a);
+		idx[i] = lo + a + pems_mix64(pid * 1000003ull + i) % (b - a);
 		off[i] = idx[i] * S.rec;
 	}
 	rc = pems_file_read_pieces(S.in, recs, off, m, S.rec);
@@ -694,7 +679,7 @@ int pems_sort_plan(struct pems_config *cfg, enum pems_format fmt, uint64_t bytes
 	size_t saved = S.rec;
 	int rc;
 
-	if (fmt != PEMS_FMT_U64 && fmt != PEMS_FMT_REC100)
+	if (!pems_format_get(fmt) || !pems_format_get(fmt)->sortable)
 		return -EINVAL;
 	S.rec = pems_format_size(fmt);
 	rc = plan(cfg, bytes, env);
@@ -702,117 +687,53 @@ int pems_sort_plan(struct pems_config *cfg, enum pems_format fmt, uint64_t bytes
 	return rc;
 }
 
-static int check_space(const char *dir, uint64_t need, const char *what)
+/* ---- the job ---- */
+
+/* pems_job_poll_fn: partition, then sort+write, in bytes */
+static bool sort_poll(void *state, bool final, char *phase, size_t len, uint64_t *done,
+		      uint64_t *total)
 {
-	struct statvfs sv;
-	uint64_t avail;
+	uint64_t w = atomic_load(&S.done[1]);
 
-	if (statvfs(dir, &sv))
-		return 0;
-	avail = (uint64_t)sv.f_bavail * sv.f_frsize;
-	if (avail < need) {
-		fprintf(stderr, "pems: error: sort: %s %s needs about %llu MiB free but only %llu MiB are; free space or choose another %s\n",
-			what, dir, (unsigned long long)(need >> 20),
-			(unsigned long long)(avail >> 20),
-			strcmp(what, "scratch dir") ? "output path" : "--tmp");
-		return -ENOSPC;
-	}
-	return 0;
-}
-
-static void dir_of(const char *path, char *out, size_t n)
-{
-	const char *slash = strrchr(path, '/');
-
-	if (!slash)
-		snprintf(out, n, ".");
-	else if (slash == path)
-		snprintf(out, n, "/");
-	else
-		snprintf(out, n, "%.*s", (int)(slash - path), path);
-}
-
-static int space_ok(const struct pems_config *cfg, uint64_t bytes, const char *out)
-{
-	char dir[4096];
-	const char *tmp = getenv("TMPDIR");
-	uint64_t scratch = bytes + bytes / 16 + (256u << 20);
-	unsigned i;
-	int rc;
-
-	if (pems_resuming())
-		return 0;	/* the run's scratch and output are allocated already */
-	dir_of(out, dir, sizeof(dir));
-	if (cfg->ntmp) {
-		for (i = 0; i < cfg->ntmp; i++) {
-			rc = check_space(cfg->tmp[i], scratch / cfg->ntmp, "scratch dir");
-			if (rc)
-				return rc;
-		}
+	(void)state;
+	*total = S.n * S.rec;
+	if (final) {
+		snprintf(phase, len, "done");
+		*done = *total;
+	} else if (w) {
+		snprintf(phase, len, "sort+write");
+		*done = w;
 	} else {
-		rc = check_space(tmp && *tmp ? tmp : ".", scratch, "scratch dir");
-		if (rc)
-			return rc;
+		snprintf(phase, len, "partition");
+		*done = atomic_load(&S.done[0]);
 	}
-	return check_space(dir, bytes, "output directory");
+	return true;
 }
 
-/* ---- progress reporting: a thread polls the counters ---- */
-
-static atomic_int progress_stop;
-
-static void *progress_main(void *arg)
+static void trace_plan(const struct pems_config *cfg)
 {
-	const struct pems_sort_job *job = arg;
-	uint64_t total = S.n * S.rec;
-	struct timespec ts = { 0, 200 * 1000 * 1000 };
-
-	while (!atomic_load(&progress_stop)) {
-		uint64_t w = atomic_load(&S.done[1]);
-
-		if (w)
-			job->progress("sort+write", w, total, job->progress_arg);
-		else
-			job->progress("partition", atomic_load(&S.done[0]), total,
-				      job->progress_arg);
-		nanosleep(&ts, NULL);
-	}
-	return NULL;
+	S.trace = getenv("PEMS_SORT_TRACE") ? atoi(getenv("PEMS_SORT_TRACE")) : 0;
+	S.t0 = now_ns();
+	if (S.trace)
+		fprintf(stderr, "pems: sort trace: v=%u k=%u mu=%zu MiB msg_mem=%zu MiB chunk=%zu KiB\n",
+			cfg->procs, cfg->threads, cfg->mu >> 20, cfg->msg_mem >> 20,
+			(size_t)(cfg->msg_mem / (2ull * cfg->threads * cfg->procs + 8ull * cfg->threads)) >> 10);
 }
 
-static int run(const struct pems_sort_job *job, const struct pems_config *cfg,
-	       const char *tmp_path)
+static void trace_phases(void)
 {
-	pthread_t th;
-	bool have_th = false;
-	int rc;
-
-	if (job->progress && !pthread_create(&th, NULL, progress_main, (void *)job))
-		have_th = true;
-	rc = pems_spmd(cfg, sort_spmd, NULL);
-	atomic_store(&progress_stop, 1);
-	if (have_th)
-		pthread_join(th, NULL);
-	if (!rc && job->progress)
-		job->progress("done", S.n * S.rec, S.n * S.rec, job->progress_arg);
-	for (int i = 0; S.trace && !rc && i < NPHASES; i++)
+	for (int i = 0; S.trace && i < NPHASES; i++)
 		fprintf(stderr, "pems: sort trace: %-13s %8.3f s (sum over VPs)\n", phase_name[i],
 			(double)atomic_load(&S.ns[i]) / 1e9);
-	(void)tmp_path;
-	return rc;
 }
 
-int pems_sort(const struct pems_sort_job *job)
+/* The input: a sortable format, whole records; sets S.n.  0 or -errno. */
+static int check_input(const struct pems_sort_job *job, uint64_t *bytes)
 {
-	struct pems_config cfg = job->cfg ? *job->cfg : *pems_current_config();
-	char tmp_path[4096];
 	struct stat st;
 	int rc;
 
-	memset(&S, 0, sizeof(S));
-	S.job = job;
-	S.rec = pems_format_size(job->fmt);
-	if (job->fmt != PEMS_FMT_U64 && job->fmt != PEMS_FMT_REC100) {
+	if (!pems_format_get(job->fmt) || !pems_format_get(job->fmt)->sortable) {
 		fprintf(stderr, "pems: error: sort: format not sortable; use u64 or rec100\n");
 		return -EINVAL;
 	}
@@ -826,39 +747,43 @@ int pems_sort(const struct pems_sort_job *job)
 			job->in, (unsigned long long)st.st_size, S.rec);
 		return -EINVAL;
 	}
-	S.n = (uint64_t)st.st_size / S.rec;
-	{
-		struct pems_plan_env env = pems_plan_here(false);
+	*bytes = (uint64_t)st.st_size;
+	S.n = *bytes / S.rec;
+	return 0;
+}
 
-		rc = plan(&cfg, (uint64_t)st.st_size, &env);
-	}
+int pems_sort(const struct pems_sort_job *job)
+{
+	struct pems_plan_env env = pems_plan_here(false);
+	struct pems_job j;
+	uint64_t bytes = 0;
+	int rc;
+
+	memset(&S, 0, sizeof(S));
+	S.job = job;
+	S.rec = pems_format_size(job->fmt);
+	rc = check_input(job, &bytes);
 	if (rc)
 		return rc;
-	rc = space_ok(&cfg, (uint64_t)st.st_size, job->out);
+	pems_job_init(&j, "sort", job->cfg, job->progress, job->progress_arg, sort_poll, NULL);
+	rc = plan(&j.cfg, bytes, &env);
+	/* scratch: the messages, plus a sixteenth for the sampling's
+	 * imbalance and 256 MiB of contexts */
+	if (!rc)
+		rc = pems_job_space(&j, job->out, bytes + bytes / 16 + (256u << 20), bytes);
 	if (rc)
 		return rc;
-	S.v = cfg.procs;
-	S.trace = getenv("PEMS_SORT_TRACE") ? atoi(getenv("PEMS_SORT_TRACE")) : 0;
-	S.t0 = now_ns();
-	if (S.trace)
-		fprintf(stderr, "pems: sort trace: v=%u k=%u mu=%zu MiB msg_mem=%zu MiB chunk=%zu KiB\n",
-			cfg.procs, cfg.threads, cfg.mu >> 20, cfg.msg_mem >> 20,
-			(size_t)(cfg.msg_mem / (2ull * cfg.threads * cfg.procs + 8ull * cfg.threads)) >> 10);
-	S.in = pems_file_open(job->in, O_RDONLY, 0);
-	if (S.in < 0) {
-		fprintf(stderr, "pems: error: sort: %s: %s\n", job->in, strerror(-S.in));
-		return S.in;
+	S.v = j.cfg.procs;
+	trace_plan(&j.cfg);
+	rc = pems_job_input(&j, job->in);
+	if (!rc)
+		rc = pems_job_output(&j, job->out, true, bytes);
+	if (!rc) {
+		S.in = j.in;
+		S.out = j.out_handle;
+		rc = pems_job_run(&j, sort_spmd, NULL);
+		if (!rc)
+			trace_phases();
 	}
-	rc = pems_output_create("sort", job->out, true, (uint64_t)st.st_size, tmp_path,
-				sizeof(tmp_path), &S.out);
-	if (rc) {
-		pems_file_close(S.in);
-		return rc;
-	}
-	rc = run(job, &cfg, tmp_path);
-	rc = pems_output_commit(job->out, tmp_path, S.out, rc, false, 0);
-	if (rc)
-		fprintf(stderr, "pems: error: sort: finishing %s: %s\n", job->out, pems_strerror(rc));
-	pems_file_close(S.in);
-	return rc;
+	return pems_job_end(&j, rc, false, 0);
 }

@@ -1,7 +1,6 @@
-build2/bsp/bsp.o: bsp/bsp.c pems/runtime.h include/pems.h include/bsp.h \
- io/pems_io.h include/bsp.h
-pems/runtime.h:
+build2/bsp/bsp.o: bsp/bsp.c pems/api/pems_rt.h include/pems.h \
+ include/bsp.h include/bsp.h
+pems/api/pems_rt.h:
 include/pems.h:
 include/bsp.h:
-io/pems_io.h:
 include/bsp.h:

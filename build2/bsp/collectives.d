@@ -1,6 +1,5 @@
-build2/bsp/collectives.o: bsp/collectives.c pems/runtime.h include/pems.h \
- include/bsp.h io/pems_io.h
-pems/runtime.h:
+build2/bsp/collectives.o: bsp/collectives.c pems/api/pems_rt.h \
+ include/pems.h include/bsp.h
+pems/api/pems_rt.h:
 include/pems.h:
 include/bsp.h:
-io/pems_io.h:

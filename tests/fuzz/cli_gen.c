@@ -5,8 +5,7 @@
 
 int fuzz_cli_gen(int argc, char **argv)
 {
-	struct gen_run r = { .g = { .seed = 1, .skew = CLI_SKEW_UNIFORM } };
-	struct gen_args a = { 0 };
+	struct gen_args a = { .g = { .seed = 1, .skew = PEMS_GEN_UNIFORM } };
 
-	return gen_parse(argc, argv, &r, &a);
+	return gen_parse(argc, argv, &a);
 }

@@ -5,7 +5,7 @@
 
 int fuzz_cli_gen_kv(int argc, char **argv)
 {
-	struct kv_gen g = { .groups = 1000, .seed = 1 };
+	struct pems_gen_kv g = { .groups = 1000, .seed = 1 };
 	const char *out = NULL;
 	bool quiet = false;
 

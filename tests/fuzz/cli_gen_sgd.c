@@ -5,7 +5,7 @@
 
 int fuzz_cli_gen_sgd(int argc, char **argv)
 {
-	struct gs g = { .seed = 1 };
+	struct gs a = { .g = { .seed = 1 } };
 
-	return gs_parse(argc, argv, &g);
+	return gs_parse(argc, argv, &a);
 }

@@ -5,7 +5,7 @@
  * Input: byte 0 picks the subcommand; the rest, split at NUL bytes, is
  * its argument vector.  Every argument is also given to cli_parse_u64
  * (with and without suffixes), pems_parse_size, cli_parse_format and
- * cli_skew_parse.  Parsers print usage errors on stderr, nothing else
+ * pems_gen_skew_parse.  Parsers print usage errors on stderr, nothing else
  * happens: only parsing is reached, never a job.
  */
 #include <getopt.h>
@@ -52,13 +52,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		uint64_t u;
 		size_t sz;
 		enum pems_format fmt;
-		enum cli_skew skew;
+		enum pems_gen_skew skew;
 
 		cli_parse_u64(argv[i], true, &u);
 		cli_parse_u64(argv[i], false, &u);
 		pems_parse_size(argv[i], &sz);
 		pems_format_parse(argv[i], &fmt);
-		cli_skew_parse(argv[i], &skew);
+		pems_gen_skew_parse(argv[i], &skew);
 	}
 	reset_getopt();
 	parsers[which](argc, argv);

@@ -1,5 +1,5 @@
 /*
- * records.c - deterministic test records and record hashing.
+ * records.c - deterministic sort records (pems_gen_records).
  *
  * Record i of a generated file is a pure function of (seed, skew, count,
  * i): every random value is splitmix64's output for the counter
@@ -9,43 +9,36 @@
  */
 #include <errno.h>
 #include <string.h>
-#include "cli.h"
+#include "gen_internal.h"
 
 #define GOLDEN 0x9e3779b97f4a7c15ULL
 enum stream { S_KEY, S_TAIL, S_RANK_HI, S_RANK_LO, S_FILL, S_COUNT };
 
 /* per-call constants of a generator */
 struct gen_ctx {
-	const struct cli_gen *g;
+	const struct pems_gen_records *g;
 	uint64_t sk[S_COUNT];	/* stream keys */
 	uint64_t step;		/* key distance of sorted / reverse */
 };
 
-static uint64_t mix64(uint64_t z)
-{
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
 static uint64_t rnd(const struct gen_ctx *c, enum stream s, uint64_t i)
 {
-	return mix64(c->sk[s] + i * GOLDEN);
+	return gen_mix64(c->sk[s] + i * GOLDEN);
 }
 
 static const char *const skew_names[] = {
-	[CLI_SKEW_UNIFORM] = "uniform", [CLI_SKEW_ZIPF] = "zipf",
-	[CLI_SKEW_DUP] = "dup", [CLI_SKEW_SORTED] = "sorted",
-	[CLI_SKEW_REVERSE] = "reverse", [CLI_SKEW_EQUAL] = "equal",
+	[PEMS_GEN_UNIFORM] = "uniform", [PEMS_GEN_ZIPF] = "zipf",
+	[PEMS_GEN_DUP] = "dup", [PEMS_GEN_SORTED] = "sorted",
+	[PEMS_GEN_REVERSE] = "reverse", [PEMS_GEN_EQUAL] = "equal",
 };
 
-int cli_skew_parse(const char *name, enum cli_skew *out)
+int pems_gen_skew_parse(const char *name, enum pems_gen_skew *out)
 {
 	size_t i;
 
 	for (i = 0; i < sizeof(skew_names) / sizeof(skew_names[0]); i++) {
 		if (!strcmp(name, skew_names[i])) {
-			*out = (enum cli_skew)i;
+			*out = (enum pems_gen_skew)i;
 			return 0;
 		}
 	}
@@ -68,13 +61,13 @@ static uint64_t zipf_rank(uint64_t u64)
 	return r >= 0x1p62 ? (uint64_t)1 << 62 : (uint64_t)r;
 }
 
-static void ctx_init(struct gen_ctx *c, const struct cli_gen *g)
+static void ctx_init(struct gen_ctx *c, const struct pems_gen_records *g)
 {
 	unsigned s;
 
 	c->g = g;
 	for (s = 0; s < S_COUNT; s++)
-		c->sk[s] = mix64(g->seed * GOLDEN + s * 0xd1b54a32d192ed03ULL);
+		c->sk[s] = gen_mix64(g->seed * GOLDEN + s * 0xd1b54a32d192ed03ULL);
 	c->step = g->count ? UINT64_MAX / g->count : 1;
 	if (!c->step)
 		c->step = 1;
@@ -89,22 +82,22 @@ static void key_of_rank(const struct gen_ctx *c, uint64_t rank, struct pems_key 
 static void gen_key(const struct gen_ctx *c, uint64_t i, struct pems_key *k)
 {
 	switch (c->g->skew) {
-	case CLI_SKEW_ZIPF:
+	case PEMS_GEN_ZIPF:
 		key_of_rank(c, zipf_rank(rnd(c, S_KEY, i)), k);
 		return;
-	case CLI_SKEW_DUP:
+	case PEMS_GEN_DUP:
 		key_of_rank(c, rnd(c, S_KEY, i) % 16, k);
 		return;
-	case CLI_SKEW_EQUAL:
+	case PEMS_GEN_EQUAL:
 		key_of_rank(c, 0, k);
 		return;
-	case CLI_SKEW_SORTED:
+	case PEMS_GEN_SORTED:
 		k->hi = i * c->step;
 		break;
-	case CLI_SKEW_REVERSE:
+	case PEMS_GEN_REVERSE:
 		k->hi = (c->g->count - 1 - i) * c->step;
 		break;
-	case CLI_SKEW_UNIFORM:
+	case PEMS_GEN_UNIFORM:
 	default:
 		k->hi = rnd(c, S_KEY, i);
 		break;
@@ -112,8 +105,7 @@ static void gen_key(const struct gen_ctx *c, uint64_t i, struct pems_key *k)
 	k->lo = (uint16_t)rnd(c, S_TAIL, i);
 }
 
-void cli_gen_records(const struct cli_gen *g, uint64_t first, size_t n,
-		     uint8_t *buf)
+void pems_gen_records(const struct pems_gen_records *g, uint64_t first, size_t n, uint8_t *buf)
 {
 	const struct pems_record_format *f = pems_format_get(g->fmt);
 	struct gen_ctx c;
@@ -128,4 +120,24 @@ void cli_gen_records(const struct cli_gen *g, uint64_t first, size_t n,
 		fill = g->fmt == PEMS_FMT_U64 ? 0 : rnd(&c, S_FILL, i);
 		f->encode(f, &k, i, fill, buf + j * f->size);
 	}
+}
+
+static int fill(const void *g, uint64_t first, size_t n, uint8_t *buf)
+{
+	pems_gen_records(g, first, n, buf);
+	return 0;
+}
+
+int pems_gen_records_file(const struct pems_gen_records *g, const char *out,
+			  pems_gen_progress *progress, void *arg)
+{
+	const struct pems_record_format *f = pems_format_get(g->fmt);
+	struct gen_file gf = { .count = g->count, .fill = fill, .g = g, .progress = progress,
+			       .arg = arg };
+
+	if (!f || !f->encode || !f->size)
+		return -EINVAL;
+	gf.item = f->size;
+	gf.per_block = GEN_BLOCK / f->size;
+	return gen_write(&gf, out);
 }
