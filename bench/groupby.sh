@@ -38,7 +38,8 @@
 #   bench=groupby-qN-naP impl=… bytes=… mem=… secs=… rss=… cg_peak=… status=…
 # and a ratio table per file (secs(peer) / secs(pems): > 1 = pems faster)
 # with the geometric mean over the questions.
-# Exit 0 if nothing failed or disagreed (skips are fine), 1 otherwise.
+# Exit 0 if pems and DuckDB ran and agreed everywhere, 1 otherwise (a
+# datamash or Miller run that fails or disagrees is recorded, not fatal).
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -181,6 +182,9 @@ for rows in "${ROWS[@]}"; do
 					M_STATUS=wrong
 				fi
 				record "$CSV" "groupby-$q-na$na" "$e" "$bytes" "$(to_bytes "$MEM")" 1 1 "rows=$n"
+				# datamash and Miller run where they can: an OOM kill, a NULL
+				# they refuse or count differently is noted, not a failure
+				[[ ($e == datamash || $e == miller) && $M_STATUS != ok ]] && NFAIL=$((NFAIL - 1))
 			done
 		done
 	done

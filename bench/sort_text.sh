@@ -9,7 +9,8 @@
 #
 # Input: `pems-run gen --format lines --size SIZE` (NAME,INT,DEC,WORDS,
 # 20..300 bytes a line), sorted with KEYS (-t, -k2,2n -k1,1):
-#   pems    pems-run sort --mem MEM KEYS IN OUT (--stats-json: traffic)
+#   pems    pems-run sort --mem MEM KEYS IN OUT (--stats-json: traffic;
+#           workers chosen for the cores, WORKERS pins them)
 #   pipe    cat IN | pems-run sort --mem MEM KEYS - - | sha1sum
 #   gnu     LC_ALL=C sort -S MEM --parallel=THREADS -T SCRATCH KEYS -o OUT IN
 #   duckdb  COPY (SELECT * FROM read_csv(IN) ORDER BY INT, NAME, DEC, WORDS)
@@ -25,7 +26,8 @@
 # targets (>= 5, >= 2, >= 0.6); rows also go to $RESULTS_DIR/sort_text.csv.
 # Exit status: 1 if an output differs or a run fails, else 0.
 # Environment: BUILD (build), T (/var/tmp/pems-sort-text: input, outputs,
-# scratch), MEM (1G), CG (1.1G), THREADS (2), KEYS, ENGINES ("pems pipe
+# scratch), MEM (1G), CG (1.1G), THREADS (2: GNU --parallel, DuckDB
+# threads), WORKERS (pems --threads; unset: its choice), KEYS, ENGINES ("pems pipe
 # gnu duckdb fio"), DUCK_MEM, RESULTS_DIR (bench/results/sort-text).
 set -uo pipefail
 
@@ -36,6 +38,10 @@ SIZE=${1:-256M}
 BUILD=${BUILD:-build} PEMS_RUN=$ROOT/${BUILD:-build}/pems-run
 T=${T:-/var/tmp/pems-sort-text} MEM=${MEM:-1G} CG=${CG:-1.1G} THREADS=${THREADS:-2}
 KEYS=${KEYS:--t, -k2,2n -k1,1}
+# pems picks its workers for the machine's cores (one more than the cores
+# when the budget allows, to cover its reads and writes); WORKERS=N
+# pins them
+WORKERS_OPT=${WORKERS:+--threads $WORKERS}
 ENGINES=${ENGINES:-pems pipe gnu duckdb fio}
 RESULTS_DIR=${RESULTS_DIR:-bench/results/sort-text}
 NODE_DIR=${NODE_DIR:-$ROOT/bench/.node}
@@ -59,7 +65,7 @@ N=$(stat -c %s "$IN")
 # row IMPL LOG [TRAFFIC_N] [SHA1]: the line and the csv row of a cg_measure
 row() {
 	local impl=$1 log=$2 tr=${3:-} sha=${4:-} mbps
-	mbps=$(awk -v n="$N" -v s="$M_SECS" 'BEGIN { printf "%.1f", s > 0 ? n / s / 1e6 : 0 }')
+	mbps=$(awk -v n="$N" -v s="$M_SECS" 'BEGIN { printf "%.1f", (s > 0 ? n / s / 1e6 : 0) }')
 	echo "sort_text $impl bytes=$N secs=$M_SECS mbps=$mbps rss=$((M_RSS >> 20))MiB" \
 		"cg_peak=$((M_PEAK >> 20))MiB${tr:+ traffic=${tr}N}${sha:+ sha1=$sha} $M_STATUS"
 	echo "sort_text,$impl,$N,$(to_bytes "$MEM"),1,1,$M_SECS,$mbps,$M_RSS,$M_PEAK,$M_RC,$M_STATUS,${sha}" >>"$CSV"
@@ -89,7 +95,7 @@ if has pems; then
 	rm -f "$T/pems.json"
 	# shellcheck disable=SC2086
 	cg_measure "$CG" "$RESULTS_DIR/logs/pems.log" "$PEMS_RUN" sort --mem "$MEM" \
-		--threads "$THREADS" --tmp "$T/s" --quiet --stats-json "$T/pems.json" $KEYS \
+		$WORKERS_OPT --tmp "$T/s" --quiet --stats-json "$T/pems.json" $KEYS \
 		"$IN" "$T/pems.out"
 	tr=$( [[ -s $T/pems.json ]] && awk -v t="$(json_traffic "$T/pems.json")" -v n="$N" \
 		'BEGIN { printf "%.2f", t / n }')
@@ -101,7 +107,7 @@ fi
 if has pipe; then
 	# shellcheck disable=SC2086
 	cg_measure "$CG" "$RESULTS_DIR/logs/pipe.log" bash -c "cat '$IN' | '$PEMS_RUN' sort \
-		--mem $MEM --threads $THREADS --tmp '$T/s' --quiet $KEYS - - | sha1sum >'$T/pipe.sha1'"
+		--mem $MEM $WORKERS_OPT --tmp '$T/s' --quiet $KEYS - - | sha1sum >'$T/pipe.sha1'"
 	s=$(cut -d' ' -f1 "$T/pipe.sha1")
 	[[ $s == "$REF" ]] && s=ok || { s=DIFF; fails=$((fails + 1)); }
 	row pipe "$RESULTS_DIR/logs/pipe.log" "" "$s"
@@ -145,8 +151,8 @@ fi
 ratio() {	# ratio NAME PEER TARGET: peer secs / pems secs
 	[[ -n ${SECS[pems]:-} && -n ${SECS[$2]:-} ]] || return 0
 	awk -v a="${SECS[$2]}" -v b="${SECS[pems]}" -v n="$1" -v t="$3" 'BEGIN {
-		r = b > 0 ? a / b : 0
-		printf "sort_text ratio %s=%.2f (target >= %s) %s\n", n, r, t, r >= t ? "met" : "NOT met" }'
+		r = (b > 0 ? a / b : 0)
+		printf "sort_text ratio %s=%.2f (target >= %s) %s\n", n, r, t, (r >= t ? "met" : "NOT met") }'
 }
 ratio gnu/pems gnu 5
 ratio duckdb/pems duckdb 2

@@ -25,6 +25,12 @@ struct gen_file {
 /* Write @f to <out>.tmp.<pid>, then rename it to @out.  0 or -errno. */
 int gen_write(const struct gen_file *f, const char *out);
 
+/* write(2) all of @p to @fd; 0 or -errno */
+int gen_write_all(int fd, const void *p, size_t n);
+/* @body(fd, @arg) writing <out>.tmp.<pid>, renamed to @out when it
+ * returns 0, removed otherwise */
+int gen_to_file(const char *out, int (*body)(int fd, void *arg), void *arg);
+
 static inline uint64_t gen_mix64(uint64_t z)
 {
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;

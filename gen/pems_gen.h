@@ -69,4 +69,31 @@ struct pems_gen_sgd {
  * model-file format). */
 int pems_gen_sgd_file(const struct pems_gen_sgd *g, const char *out);
 
+/* ---- text for the text sort ---- */
+
+struct pems_gen_text {
+	bool csv;		/* a CSV table with quoted fields, else plain lines */
+	uint64_t size;		/* bytes; the last line ends at or just past it */
+	uint64_t seed;
+};
+
+/* Written line by line (@out "-": to stdout); *@lines: how many. */
+int pems_gen_text_file(const struct pems_gen_text *g, const char *out, uint64_t *lines,
+		       pems_gen_progress *progress, void *arg);
+
+/* ---- the db-benchmark groupby task's G1 table (CSV) ---- */
+
+struct pems_gen_groupby {
+	uint64_t rows;
+	uint64_t k;		/* groups of id1, id2, id4, id5: 1..10^6 */
+	double na;		/* percent of the fields left empty (NULL) */
+	bool sorted;		/* rows by id1..id6, NULL first (k <= 4096) */
+	uint64_t seed;
+};
+
+/* @out "-": to stdout; *@bytes: the bytes written.  -EINVAL for a k, na
+ * or sorted k out of range. */
+int pems_gen_groupby_file(const struct pems_gen_groupby *g, const char *out, uint64_t *bytes,
+			  pems_gen_progress *progress, void *arg);
+
 #endif

@@ -6,7 +6,6 @@
  * row seed and i; the weights of the seed.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -162,23 +161,12 @@ static int write_libsvm(struct gs *g)
 }
 
 /* libsvm text is written in order by one thread (rows differ in length) */
-static int libsvm_file(struct gs *g, const char *out)
+static int libsvm_body(int fd, void *arg)
 {
-	char tmp[4200];
-	int rc;
+	struct gs *g = arg;
 
-	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", out, (long)getpid());
-	g->fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (g->fd < 0)
-		return -errno;
-	rc = write_libsvm(g);
-	if (close(g->fd) && !rc)
-		rc = -errno;
-	if (!rc && rename(tmp, out))
-		rc = -errno;
-	if (rc)
-		unlink(tmp);
-	return rc;
+	g->fd = fd;
+	return write_libsvm(g);
 }
 
 /* the true weights as sgd's model file (logistic: scaled by 1/noise, the
@@ -220,7 +208,7 @@ int pems_gen_sgd_file(const struct pems_gen_sgd *a, const char *out)
 	if (!g.w)
 		return -ENOMEM;
 	make_weights(&g);
-	rc = g.libsvm ? libsvm_file(&g, out) : write_dense(&g, out);
+	rc = g.libsvm ? gen_to_file(out, libsvm_body, &g) : write_dense(&g, out);
 	if (!rc)
 		rc = weights_file(&g, out);
 	free(g.w);

@@ -24,6 +24,43 @@ struct run {
 	atomic_int err;			/* first -errno */
 };
 
+int gen_write_all(int fd, const void *p, size_t n)
+{
+	const char *c = p;
+
+	while (n) {
+		ssize_t w = write(fd, c, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return w < 0 ? -errno : -EIO;
+		c += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+int gen_to_file(const char *out, int (*body)(int fd, void *arg), void *arg)
+{
+	char tmp[4096];
+	int fd, rc;
+
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", out, (long)getpid()) >= (int)sizeof(tmp))
+		return -ENAMETOOLONG;
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	rc = body(fd, arg);
+	if (close(fd) && !rc)
+		rc = -errno;
+	if (!rc && rename(tmp, out))
+		rc = -errno;
+	if (rc)
+		unlink(tmp);
+	return rc;
+}
+
 static int write_all(int fd, const uint8_t *buf, size_t len, uint64_t off)
 {
 	ssize_t n;

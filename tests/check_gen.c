@@ -1,7 +1,7 @@
 /*
  * check_gen.c - the test data generators (gen/, pems_gen.h): files are
  * the blocks the fill functions make, whatever the threads; the shapes
- * the options promise; refused arguments; no file left on failure.
+ * the options promise (records, kv, sgd, text, groupby); refused arguments; no file left on failure.
  */
 #include <check.h>
 #include <errno.h>
@@ -153,6 +153,53 @@ START_TEST(dense_rows_and_weights)
 }
 END_TEST
 
+/* text: ends at or just past the size, in whole lines; csv has its header */
+START_TEST(text_ends_with_a_whole_line_past_the_size)
+{
+	struct pems_gen_text g = { .csv = _i, .size = 1000000, .seed = 3 };
+	uint64_t lines = 0, n = 0;
+	size_t len, i;
+	char *buf;
+
+	ck_assert_int_eq(pems_gen_text_file(&g, path("t"), &lines, NULL, NULL), 0);
+	buf = slurp(path("t"), &len);
+	ck_assert_uint_ge(len, g.size);
+	ck_assert_uint_lt(len, g.size + 512);
+	ck_assert_int_eq(buf[len - 1], '\n');
+	for (i = 0; i < len; i++)
+		n += buf[i] == '\n';
+	ck_assert_uint_ge(n, lines);	/* csv comments may hold newlines */
+	if (g.csv)
+		ck_assert_int_eq(strncmp(buf, "id,name,price,qty,comment\n", 26), 0);
+	free(buf);
+}
+END_TEST
+
+/* groupby: the header and one line per row; sorted rows ascend by id1 */
+START_TEST(groupby_rows_and_order)
+{
+	struct pems_gen_groupby g = { .rows = 50000, .k = 10, .na = 0, .sorted = true, .seed = 2 };
+	uint64_t bytes = 0, n = 0;
+	size_t len, i;
+	char *buf, *line, prev[8] = "";
+
+	ck_assert_int_eq(pems_gen_groupby_file(&g, path("g"), &bytes, NULL, NULL), 0);
+	buf = slurp(path("g"), &len);
+	ck_assert_uint_eq(len, bytes);
+	ck_assert_int_eq(strncmp(buf, "id1,id2,id3,id4,id5,id6,v1,v2,v3\n", 33), 0);
+	for (i = 0; i < len; i++)
+		n += buf[i] == '\n';
+	ck_assert_uint_eq(n, g.rows + 1);
+	for (line = strchr(buf, '\n') + 1; line < buf + len; line = strchr(line, '\n') + 1) {
+		ck_assert_int_ge(strncmp(line, prev, 5), 0);
+		memcpy(prev, line, 5);
+	}
+	g.k = 5000;	/* sorted needs k <= 4096 */
+	ck_assert_int_eq(pems_gen_groupby_file(&g, path("g2"), NULL, NULL, NULL), -EINVAL);
+	free(buf);
+}
+END_TEST
+
 /* a file that cannot be written leaves nothing behind */
 START_TEST(failures_leave_no_file)
 {
@@ -181,6 +228,8 @@ int main(void)
 	tcase_add_test(tc, skews_parse_by_name);
 	tcase_add_loop_test(tc, kv_rows_draw_from_the_groups, 0, 2);
 	tcase_add_test(tc, dense_rows_and_weights);
+	tcase_add_loop_test(tc, text_ends_with_a_whole_line_past_the_size, 0, 2);
+	tcase_add_test(tc, groupby_rows_and_order);
 	tcase_add_test(tc, failures_leave_no_file);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

@@ -3,7 +3,8 @@
 # small G1 tables (pems-run gen --format groupby, NA 0 % and 10 %, sorted
 # and not): the ten db-benchmark questions (median, sd, top2 and corr
 # through equivalent SQL), at several --procs; answers equal (integers
-# exactly, floats within 1e-9 relative).
+# exactly, floats within 1e-9 relative); and under mpirun -np 2 the same
+# bytes as one process.
 #
 #   BUILD=build bash tests/run.sh test_groupby
 #
@@ -119,6 +120,24 @@ for data in "2000 10 0" "3000 8 10 --sorted" "500 3 30"; do
 		done
 	done
 done
+
+# two ranks (mpirun): the same bytes as one process
+if command -v mpirun >/dev/null; then
+	csv=$TMP/g_mpi.csv
+	"$RUN" gen --format groupby --rows 20000 --k 10 --na 5 --quiet "$csv"
+	mkdir -p "$TMP/r0" "$TMP/r1"
+	q='sum(v1),median(v3),top2(v3),count(distinct id3),pow(corr(v1,v2),2)'
+	"$RUN" aggregate --quiet --procs 6 --by id2,id4 --agg "$q" "$csv" "$TMP/one.csv"
+	if OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 300 mpirun --oversubscribe \
+		--bind-to none -np 2 "$RUN" aggregate --quiet --procs 6 --tmp "$TMP/r%r" --by id2,id4 \
+		--agg "$q" "$csv" "$TMP/two.csv" >"$TMP/mpi.log" 2>&1 && cmp -s "$TMP/one.csv" "$TMP/two.csv"; then
+		pass=$((pass + 1))
+	else
+		bad "mpirun -np 2 differs or failed: $(tail -3 "$TMP/mpi.log")"
+	fi
+else
+	echo "note: mpirun not installed; the two-rank case is skipped"
+fi
 
 echo "test_groupby: $pass passed, $fail failed"
 ((fail == 0))

@@ -9,7 +9,9 @@
 # then with `mpirun -np 2` and `-np 4` (--procs 16 --mem 256M, per-rank
 # scratch --tmp DIR/s%r), and check that the outputs are byte-identical,
 # that `pems-run verify --against` accepts them, and that no temporary
-# output or scratch file is left behind.
+# output or scratch file is left behind.  Text: 8 MiB of lines (keys,
+# -u) and of CSV sorted at 1, 2 and 4 ranks give the same bytes (lines:
+# those of LC_ALL=C sort).
 #
 # Uses PEMS_RUN and PEMS_TEST_TMP from tests/run.sh (defaults: build/pems-run
 # and a fresh dir under /work/scratch/mpi or /tmp).  Exit 77 (skip) without
@@ -72,6 +74,30 @@ check u64 u64-uniform --count 2560K --seed 7
 check u64 u64-dup --count 512K --seed 8 --skew dup
 check rec100 rec100-uniform --count 200K --seed 9
 check u64 u64-128M --count 16M --seed 10
+
+# check_text FMT NAME SORT-ARGS...: 8 MiB of gen text sorted at 1/2/4
+# ranks, each output equal to the one-rank one (and lines to LC_ALL=C sort)
+check_text() {
+	local fmt=$1 name=$2 np in=$T/$2.in
+	shift 2
+	"$RUN" gen --format "$fmt" --size 8M --quiet "$in" >"$T/log" 2>&1 || { die "gen $fmt"; return; }
+	for np in 1 2 4; do
+		if ! on_ranks "$np" "sort $name" "$RUN" sort --format "$fmt" --procs 16 --mem 256M \
+			--tmp "$T/s%r" --quiet "$@" "$in" "$T/$name.out$np"; then
+			die "$name: sort with $np ranks failed"
+		elif ((np > 1)) && ! cmp "$T/$name.out1" "$T/$name.out$np"; then
+			die "$name: output of -np $np differs from the one-rank output"
+		fi
+	done
+	if [[ $fmt == lines ]] && ! LC_ALL=C sort "$@" "$in" | cmp - "$T/$name.out1"; then
+		die "$name: differs from LC_ALL=C sort $*"
+	fi
+	rm -f "$in" "$T/$name".out*
+}
+
+check_text lines lines-keys -t, -k2,2n -k1,1
+check_text lines lines-unique -u -t, -k1,1
+check_text csv csv-price --key price:num:desc --key name
 
 rm -rf "$T"/s[0-9]* "$T/log"
 if ((fail)); then

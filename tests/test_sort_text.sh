@@ -10,10 +10,12 @@
 #     key option alone and combined, -s, -u, -r, -z; every other case
 #     goes through stdin and stdout ('- -').
 #  2. Spilling: 4 MiB of `gen --format lines` with -t, -k2,2n -k1,1 and
-#     PEMS_MSG_HOLD=0 writes its messages to disk and still matches.
+#     PEMS_MSG_HOLD=0 writes its messages to disk and still matches; -u
+#     on the same lines all with one key.
 #  3. CSV (python3, else skipped): gen csv, and a file with a UTF-8 BOM,
 #     CRLF, quoted fields holding the delimiter, "" and newlines, and a
-#     TSV, equal to tests/sort_csv_ref.py for several --key lists.
+#     TSV, equal to tests/sort_csv_ref.py for several --key lists; and
+#     --record-size 100 --key-offset 2 --key-length 5 against Python.
 #  4. Bad input: invalid keys (exit 2), an unterminated quote, a wrong
 #     field count, a line longer than the budget (exit 1, the line number
 #     or the limit named): nothing under OUT's name, the input untouched.
@@ -90,6 +92,10 @@ PEMS_MSG_HOLD=0 "${PS[@]}" --procs 16 --stats-json big.json -t, -k2,2n -k1,1 big
 sort -t, -k2,2n -k1,1 big.txt | cmp -s - big.out && ok || fail "spilling sort differs from sort"
 w=$(grep -o '"msg_written": [0-9]*' big.json | head -1 | awk '{ print $2 }')
 ((${w:-0} > 0)) && ok || fail "spilling sort wrote no messages (msg_written '$w'): the case does not spill"
+# -u where one key is the whole input: each VP sends one record of it
+awk '{ print "k " $0 }' big.txt >onekey.txt
+"${PS[@]}" --procs 16 -u -k1,1 onekey.txt onekey.out || fail "-u one key: exit $?"
+sort -u -k1,1 onekey.txt | cmp -s - onekey.out && ok || fail "-u one key differs from sort"
 
 # ---- 3. CSV ----
 if command -v python3 >/dev/null; then
@@ -118,8 +124,14 @@ if command -v python3 >/dev/null; then
 	check_csv bom.csv , note:desc price:num:desc
 	check_csv t.tsv "$(printf '\t')" k
 	check_csv t.tsv "$(printf '\t')" v:num:desc
+	# fixed-size records: stable by key bytes 2..6
+	"$RUN" gen --format rec100 --count 20000 --quiet r.bin || fail "gen rec100"
+	"${PS[@]}" --record-size 100 --key-offset 2 --key-length 5 r.bin r.out || fail "--record-size: exit $?"
+	python3 -c "import sys; d = open('r.bin', 'rb').read()
+rs = sorted((d[i:i + 100] for i in range(0, len(d), 100)), key=lambda r: r[2:7])
+sys.stdout.buffer.write(b''.join(rs))" | cmp -s - r.out && ok || fail "--record-size differs from the reference"
 else
-	echo "skip: python3 not found: CSV reference cases not run"
+	echo "skip: python3 not found: CSV and fixed-record reference cases not run"
 fi
 
 # ---- 4. bad input ----

@@ -4,36 +4,44 @@
  * quotes; records end with LF or CRLF; any one-byte delimiter), for
  * readers that walk a buffer record by record (pems_csv_groupby).
  *
- * The common record holds no quote: found with two memchr per field.
- * A record with a quote goes through a byte loop that may run over
- * several lines.
+ * The common record holds no quote: one memchr for its end, one byte
+ * loop for its fields.  A record with a quote goes through a slower loop
+ * that may run over several lines.
  */
 #include <string.h>
 
 #include "formats/pems_formats.h"
 
+/* A record without quotes, split in one pass over its bytes (fields are
+ * short: a byte loop beats a memchr call per field).  Returns -2 at the
+ * first quote: the caller takes the quoted path. */
 static long plain(const char *s, const char *nl, size_t end, char delim, struct pems_csv_field *f,
 		  unsigned maxf, unsigned *nf)
 {
-	size_t len = nl ? (size_t)(nl - s) : end, i = 0;
+	size_t len = nl ? (size_t)(nl - s) : end, i, b = 0;
 	unsigned n = 0;
 
 	if (len && s[len - 1] == '\r')
 		len--;
-	for (;;) {
-		const char *c = memchr(s + i, delim, len - i);
-		size_t j = c ? (size_t)(c - s) : len;
+	for (i = 0; i < len; i++) {
+		char c = s[i];
 
+		if (c == '"')
+			return -2;
+		if (c != delim)
+			continue;
 		if (n < maxf) {
-			f[n].p = s + i;
-			f[n].len = j - i;
+			f[n].p = s + b;
+			f[n].len = i - b;
 		}
 		n++;
-		if (!c)
-			break;
-		i = j + 1;
+		b = i + 1;
 	}
-	*nf = n;
+	if (n < maxf) {
+		f[n].p = s + b;
+		f[n].len = len - b;
+	}
+	*nf = n + 1;
 	return nl ? (long)(nl - s) + 1 : (long)end;
 }
 
@@ -69,8 +77,12 @@ long pems_csv_record(const char *s, size_t end, bool last, char delim, struct pe
 	*err = PEMS_CSV_REC_OK;
 	if (!nl && !last)
 		return 0;
-	if (!memchr(s, '"', nl ? (size_t)(nl - s) : end))
-		return plain(s, nl, end, delim, f, maxf, nf);
+	if (delim != '"') {
+		long r = plain(s, nl, end, delim, f, maxf, nf);
+
+		if (r != -2)
+			return r;
+	}
 	for (;;) {
 		struct pems_csv_field cur = { s + i, 0 };
 		size_t j;

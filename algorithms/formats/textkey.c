@@ -451,6 +451,40 @@ static uint64_t num_prefix(const uint8_t *p, const uint8_t *e)
 	return n.sign > 0 ? 2ull << 62 | mag : (~mag & m62);
 }
 
+/*
+ * A -n key as the top NUM_W bits of a 64-bit prefix that leaves room
+ * for the next key: class (2 bits), integer digit count (6), NUM_D
+ * digits, and a flag set when digits are left over (the number is
+ * larger in magnitude than any with the same NUM_D digits and none
+ * left).  Equal bits without the flag mean equal numbers, so the next
+ * key may decide within them.  *exact: no flag (the next key's bits may
+ * follow).
+ */
+#define NUM_D 10
+#define NUM_W (9 + 4 * NUM_D)
+
+static uint64_t num_prefix_w(const uint8_t *p, const uint8_t *e, bool *exact)
+{
+	const uint64_t mask = (1ull << (NUM_W - 2)) - 1;
+	uint64_t mag;
+	struct num n;
+	size_t i, j = 0;
+
+	num_parse(p, e, &n);
+	*exact = true;
+	if (!n.sign)
+		return 1ull << (NUM_W - 2);
+	if (n.ilen >= 63 || n.ilen + n.flen > NUM_D)
+		*exact = false;
+	mag = (uint64_t)(n.ilen < 63 ? n.ilen : 63) << (4 * NUM_D + 1);
+	for (i = 0; n.ilen < 63 && i < n.ilen && j < NUM_D; i++, j++)
+		mag |= (uint64_t)(n.ip[i] - '0') << (4 * (NUM_D - 1 - j) + 1);
+	for (i = 0; n.ilen < 63 && i < n.flen && j < NUM_D; i++, j++)
+		mag |= (uint64_t)(n.fp[i] - '0') << (4 * (NUM_D - 1 - j) + 1);
+	mag |= !*exact;
+	return n.sign > 0 ? 2ull << (NUM_W - 2) | mag : (~mag & mask);
+}
+
 /* -g: 0 not a number, 1 NaN, 2 a number in *v (-0 as 0) */
 static int gen_parse(const uint8_t *p, const uint8_t *e, long double *v)
 {
@@ -717,11 +751,47 @@ uint64_t pems_text_bytes_prefix(const uint8_t *p, const uint8_t *e, bool fold)
 	return x;
 }
 
+/* The prefix of key @k of the line alone (0 when it has none). */
+static uint64_t key_prefix(const struct pems_textspec *ts, const struct pems_tkey *k,
+			   const uint8_t *r, size_t len)
+{
+	const uint8_t *b, *e;
+	uint64_t x;
+
+	if (k->type == PEMS_TK_VER || (k->type == PEMS_TK_TEXT && k->ignore != PEMS_TK_KEEP))
+		return 0;
+	key_span(ts, k, r, len, &b, &e);
+	if (k->type == PEMS_TK_NUM)
+		x = num_prefix(b, e);
+	else if (k->type == PEMS_TK_GEN)
+		x = pems_text_gen_prefix(b, e);
+	else
+		x = pems_text_bytes_prefix(b, e, k->fold);
+	return k->reverse ? ~x : x;
+}
+
+/* What decides after the first key: the second key, or the last-resort
+ * comparison of whole lines; false when nothing does (-s, -u). */
+static bool next_prefix(const struct pems_textspec *ts, const uint8_t *r, size_t len,
+			uint64_t *x)
+{
+	if (ts->nkeys > 1) {
+		*x = key_prefix(ts, &ts->key[1], r, len);
+		return true;
+	}
+	if (ts->stable || ts->unique)
+		return false;
+	*x = pems_text_bytes_prefix(r, r + len, false);
+	*x = ts->reverse ? ~*x : *x;
+	return true;
+}
+
 uint64_t pems_text_prefix(const struct pems_textspec *ts, const uint8_t *r, size_t len)
 {
 	const struct pems_tkey *k;
 	const uint8_t *b, *e;
-	uint64_t x;
+	uint64_t x, nx;
+	bool exact;
 
 	if (ts->no_prefix)
 		return 0;
@@ -741,12 +811,13 @@ uint64_t pems_text_prefix(const struct pems_textspec *ts, const uint8_t *r, size
 		return ts->reverse ? ~x : x;
 	}
 	k = &ts->key[0];
+	if (k->type != PEMS_TK_NUM || !next_prefix(ts, r, len, &nx))
+		return key_prefix(ts, k, r, len);
+	/* a short number, then the next key's top bits: ties on the number
+	 * (common: few distinct values) mostly end in the prefix */
 	key_span(ts, k, r, len, &b, &e);
-	if (k->type == PEMS_TK_NUM)
-		x = num_prefix(b, e);
-	else if (k->type == PEMS_TK_GEN)
-		x = pems_text_gen_prefix(b, e);
-	else
-		x = pems_text_bytes_prefix(b, e, k->fold);
-	return k->reverse ? ~x : x;
+	x = num_prefix_w(b, e, &exact);
+	if (k->reverse)
+		x = ~x & ((1ull << NUM_W) - 1);
+	return x << (64 - NUM_W) | (exact ? nx >> NUM_W : 0);
 }

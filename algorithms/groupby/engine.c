@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -356,19 +357,38 @@ static int prepare(void)
  * plus the per-VP tables of the splitters and reports, and VP 0's
  * gathered samples.
  */
-/* groups a VP's scan meets in @rows rows: all distinct keys of the
- * sample when it saw few (a small domain), else the sample's share */
+/* Distinct keys D of the file, from d distinct in n sampled rows: n
+ * uniform draws from D values show D (1 - e^(-n/D)) of them; solved for
+ * D by bisection (infinite, UINT64_MAX, when every sampled key was new). */
+static double key_domain(void)
+{
+	double n = (double)sample.rows, d = (double)sample.distinct, lo = d, hi = 1e18;
+	int i;
+
+	if (sample.distinct >= sample.rows)
+		return 1e18;
+	for (i = 0; i < 200 && hi - lo > 0.5; i++) {
+		double mid = (lo + hi) / 2;
+
+		if (mid * -expm1(-n / mid) < d)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return hi;
+}
+
+/* groups a VP's scan meets in @rows rows: D (1 - e^(-rows/D)) */
 static uint64_t scan_groups(uint64_t rows)
 {
-	uint64_t g;
+	double dom, g;
 
 	if (!sample.rows)
 		return rows < 1024 ? rows : 1024;
-	if (sample.distinct * 2 < sample.rows)
-		g = sample.distinct * 2;
-	else
-		g = rows * sample.distinct / sample.rows + 1;
-	return g < rows ? g : rows;
+	dom = key_domain();
+	g = dom >= 1e18 ? (double)rows : dom * -expm1(-(double)rows / dom);
+	g = g * 1.1 + 64;	/* margin: the sample's estimate is rough */
+	return g < (double)rows ? (uint64_t)g : rows;
 }
 
 static uint64_t mu_for(uint64_t bytes, unsigned v)
@@ -378,17 +398,28 @@ static uint64_t mu_for(uint64_t bytes, unsigned v)
 	uint64_t tab = 40 + q->state_size + sample.key_bytes + 24 * q->nlists;
 	uint64_t wire = 8 + q->state_size + sample.key_bytes + 16 * q->nlists;
 	uint64_t text = 2 * sample.key_bytes + 24 * q->nout + 8, scan, own;
+	uint64_t item = 0, item_wire = 0;	/* per row: median, count(distinct) */
 	unsigned i;
 
-	for (i = 0; i < q->naggs; i++)	/* string values in lists */
-		if (q->agg[i].list >= 0 && q->need_type[q->agg[i].col] == GB_STR) {
+	for (i = 0; i < q->naggs; i++) {
+		const struct gb_agg *a = &q->agg[i];
+		bool str = a->list >= 0 && q->need_type[a->col] == GB_STR;
+
+		if (a->list < 0)
+			continue;
+		if (a->fn == F_SMIN || a->fn == F_SMAX) {	/* one string per group */
 			tab += sample.rec_bytes;
 			wire += sample.rec_bytes;
+			continue;
 		}
-	/* the scan's table may double once past its estimate; the text
-	 * buffer grows by doubling */
-	scan = 4 * (uint64_t)gb_piece(bytes / v) + groups * (3 * tab + wire);
-	own = groups * 13 / 10 * (wire + tab + 3 * text);
+		item += 2 * sizeof(struct gb_item) + (str ? sample.rec_bytes : 0);
+		item_wire += 12 + (str ? sample.rec_bytes : 0);
+	}
+	/* the scan's table may double once past its estimate, its lists
+	 * grow by doubling; the text buffer too */
+	scan = 4 * (uint64_t)gb_piece(bytes / v) + groups * (3 * tab + wire) +
+	       rows * (item + item_wire);
+	own = groups * 13 / 10 * (wire + tab + 3 * text) + rows * 13 / 10 * (item + item_wire);
 	return (scan > own ? scan : own) + (1u << 20) +
 	       (uint64_t)v * (2 * (64 * GB_SPLIT + 8) + GB_SPLIT + sizeof(struct gb_vpinfo));
 }

@@ -412,6 +412,23 @@ static char *format_groups(struct gb_table *t, size_t *bytes)
 	return out;
 }
 
+/* The owner's table must fit beside what it received: the values of
+ * median and count(distinct) of its key range may not (one group larger
+ * than a VP's memory is not split across VPs), so say so plainly. */
+static void too_big(size_t groups, size_t kb, const size_t *items)
+{
+	size_t need = groups * (40 + GB.q.state_size) + kb, vals = 0;
+	unsigned l;
+
+	for (l = 0; l < GB.q.nlists; l++)
+		vals += items[l];
+	need += vals * sizeof(struct gb_item);
+	if (need + (need >> 2) <= pems_context_avail())
+		return;
+	bsp_abort("pems: error: groupby: VP %u owns %zu groups with %zu values of median or count(distinct) (about %zu MiB) but only %zu MiB of its memory are free; a group that large is not split across VPs: raise --mem",
+		  bsp_pid(), groups, vals, need >> 20, pems_context_avail() >> 20);
+}
+
 static char *merge(unsigned pid, void *recv, size_t bytes, struct gb_vpinfo *info,
 		   size_t *out_bytes)
 {
@@ -420,6 +437,7 @@ static char *merge(unsigned pid, void *recv, size_t bytes, struct gb_vpinfo *inf
 	char *out;
 
 	gb_wire_count(&GB.q, recv, bytes, &groups, &kb, items);
+	too_big(groups, kb, items);
 	gb_table_init(t, &GB.q, groups + 1, kb, items);
 	if (!GB.q.nkeys && pid == 0)	/* no --by: one group, even of no rows */
 		gb_table_touch(t, (const uint8_t *)"", 0);

@@ -7,9 +7,10 @@
  *   (CSV only) parity: read the slice, count its '"' bytes (parity) and
  *              note the parity at the sample positions; allgather, so
  *              each VP knows whether its slice starts inside quotes
- *   0 sample:  read SAMPLES pieces of the slice, take the record that
- *              starts in each (at most SPL_MAX bytes of it) and its
- *              file offset; gather at VP 0
+ *   0 sample:  read NPOS 4 KiB pieces of the slice, take the first
+ *              SAMPLES/NPOS records that start in each (at most
+ *              SPL_MAX bytes of each) and their file offsets; gather
+ *              at VP 0
  *   1 split:   VP 0 sorts the samples, picks v-1 splitters; broadcast
  *   2 part:    read the slice and the rest of its last record, frame
  *              its records, assign each a bucket (binary search over
@@ -48,6 +49,7 @@
 #include "sort/tsort.h"
 
 #define SAMPLES 128		/* per VP */
+#define NPOS 32			/* pieces read per VP for them */
 #define SPL_MAX 256		/* bytes of a sample record kept */
 #define SPIECE 4096u		/* bytes read per sample */
 #define PAGE 4096u
@@ -135,16 +137,20 @@ static uint64_t mix(uint64_t x)
 	return x ^ (x >> 31);
 }
 
-/* Sample positions of VP @pid: one in each of SAMPLES strata of the slice */
+/* Sample positions of VP @pid: one in each of NPOS strata of the slice */
 static unsigned sample_pos(unsigned pid, uint64_t *pos)
 {
 	uint64_t lo = slice_lo(pid), len = slice_lo(pid + 1) - lo;
-	unsigned i, m = len < SAMPLES ? (unsigned)len : SAMPLES;
+	unsigned i, m = len < NPOS ? (unsigned)len : NPOS;
 
 	for (i = 0; i < m; i++) {
 		uint64_t a = len * i / m, b = len * (i + 1) / m;
 
 		pos[i] = lo + a + mix(pid * 1000003ull + i) % (b - a);
+		if ((pos[i] & ~(uint64_t)(SPIECE - 1)) >= lo)	/* one page a piece */
+			pos[i] &= ~(uint64_t)(SPIECE - 1);
+		if (i && pos[i] < pos[i - 1])	/* ascending (csv_parity) */
+			pos[i] = pos[i - 1];
 	}
 	return m;
 }
@@ -179,65 +185,82 @@ static void csv_parity(unsigned pid, const uint64_t *pos, unsigned m, uint8_t *r
 
 /* ---- superstep 0: samples ---- */
 
-/* The record starting after the first terminator in @p (@n bytes, file
- * offset @at, quote state @q before p[0]); false if none starts there. */
-static bool sample_in(const uint8_t *p, size_t n, uint64_t at, uint8_t q,
-		      struct sample_msg *s, unsigned k)
+/* Offset in @p (@n bytes at file offset @at, quote state @q before
+ * p[0]) of the first record start; n when none. */
+static size_t first_start(const uint8_t *p, size_t n, uint64_t at, uint8_t q)
 {
-	size_t i = 0, start, len;
-	bool oq;
+	uint8_t eol = S.ts->kind == PEMS_TEXT_CSV ? '\n' : S.ts->eol;
+	size_t i;
 
 	if (S.ts->kind == PEMS_TEXT_FIXED) {
 		uint64_t r = (at + S.ts->rec_size - 1) / S.ts->rec_size * S.ts->rec_size;
 
-		start = (size_t)(r - at);
-		if (start + S.ts->rec_size > n)
-			return false;
-		len = S.ts->rec_size;
-	} else {
-		uint8_t eol = S.ts->kind == PEMS_TEXT_CSV ? '\n' : S.ts->eol;
-
-		if (at == 0 && !S.ts->header) {
-			start = 0;
-		} else {
-			for (; i < n; i++) {
-				if (p[i] == '"' && S.ts->kind == PEMS_TEXT_CSV)
-					q ^= 1;
-				else if (p[i] == eol && !q)
-					break;
-			}
-			if (i + 1 >= n)
-				return false;
-			start = i + 1;
-		}
-		len = pems_text_frame(S.ts, p + start, n - start, &oq);
-		len = len ? len - 1 : n - start;
+		return r - at < n ? (size_t)(r - at) : n;
 	}
-	s->len[k] = (uint16_t)(len < SPL_MAX ? len : SPL_MAX);
-	s->off[k] = at + start;
-	memcpy(s->bytes[k], p + start, s->len[k]);
-	return true;
+	if (at == 0 && !S.ts->header)
+		return 0;
+	for (i = 0; i < n; i++) {
+		if (p[i] == '"' && S.ts->kind == PEMS_TEXT_CSV)
+			q ^= 1;
+		else if (p[i] == eol && !q)
+			return i + 1;
+	}
+	return n;
 }
 
-static void take_samples(unsigned pid, struct sample_msg *s, const uint64_t *pos,
-			 unsigned m, const uint8_t *rel, uint8_t q0)
+/* Up to SAMPLES / NPOS records that start in the piece @p (see
+ * first_start), at most SPL_MAX bytes of each, into @s from *k on. */
+static void sample_in(const uint8_t *p, size_t n, uint64_t at, uint8_t q,
+		      struct sample_msg *s, unsigned *k)
 {
-	uint8_t *piece = pems_malloc(SPIECE);
-	unsigned i, k = 0;
+	size_t start = first_start(p, n, at, q), f, len;
+	unsigned taken = 0;
+	bool oq;
 
+	while (start < n && taken < SAMPLES / NPOS && *k < SAMPLES) {
+		f = pems_text_frame(S.ts, p + start, n - start, &oq);
+		if (!f && taken)
+			break;	/* a cut record: only as the piece's first */
+		len = f ? f - pems_text_term(S.ts) : n - start;
+		s->len[*k] = (uint16_t)(len < SPL_MAX ? len : SPL_MAX);
+		s->off[*k] = at + start;
+		memcpy(s->bytes[*k], p + start, s->len[*k]);
+		(*k)++;
+		taken++;
+		if (!f)
+			break;
+		start += f;
+	}
+}
+
+static void take_samples(struct sample_msg *s, const uint64_t *pos, unsigned m,
+			 const uint8_t *rel, uint8_t q0)
+{
+	uint8_t *piece = pems_malloc((size_t)SPIECE * NPOS);
+	unsigned i, k = 0;
+	bool whole = true;
+	long long rc;
+
+	for (i = 0; i < m; i++)
+		whole &= pos[i] + SPIECE <= S.n;
+	if (whole && m) {	/* all in flight at once */
+		rc = pems_file_read_pieces(S.in, piece, pos, m, SPIECE);
+		if (rc != (long long)m * SPIECE)
+			ts_fail("reading samples of the input", rc);
+	}
 	for (i = 0; i < m; i++) {
 		uint64_t at = pos[i];
 		size_t n = S.n - at < SPIECE ? (size_t)(S.n - at) : SPIECE;
-		long long rc = pems_file_read(S.in, piece, n, at);
 
-		if (rc != (long long)n)
-			ts_fail("reading samples of the input", rc);
-		if (sample_in(piece, n, at, rel ? q0 ^ rel[i] : 0, s, k))
-			k++;
+		if (!whole) {
+			rc = pems_file_read(S.in, piece + (size_t)i * SPIECE, n, at);
+			if (rc != (long long)n)
+				ts_fail("reading samples of the input", rc);
+		}
+		sample_in(piece + (size_t)i * SPIECE, n, at, rel ? q0 ^ rel[i] : 0, s, &k);
 	}
 	s->count = k;
 	pems_free(piece);
-	(void)pid;
 }
 
 /* ---- superstep 1: splitters ---- */
@@ -402,7 +425,7 @@ static void read_slice(unsigned pid, uint8_t q_lo, uint8_t q_hi, struct slice *s
 {
 	uint64_t lo = slice_lo(pid), hi = slice_lo(pid + 1);
 	uint64_t a0 = lo ? (lo - 1) & ~(uint64_t)(PAGE - 1) : 0;
-	size_t ext = 64u << 10, have, cap, r;
+	size_t ext = 16u << 10, have, cap, r;
 
 	sl->a0 = a0;
 	sl->last = pid == S.v - 1 || hi == S.n;
@@ -465,8 +488,8 @@ static void csv_check(const uint8_t *p, size_t len, uint64_t off)
 
 /* The record at buf[*pos] of the slice: its length without terminator
  * in *len; returns its length with it (as framed, 0: unterminated last
- * record).  Checks length and CSV well-formedness. */
-static size_t next_record(const struct slice *sl, size_t pos, size_t *len)
+ * record).  With @check: its length and CSV well-formedness. */
+static size_t next_record(const struct slice *sl, size_t pos, size_t *len, bool check)
 {
 	bool oq;
 	size_t f = pems_text_frame(S.ts, sl->buf + pos, sl->re - pos, &oq);
@@ -481,15 +504,53 @@ static size_t next_record(const struct slice *sl, size_t pos, size_t *len)
 	} else {
 		*len = f - pems_text_term(S.ts);
 	}
-	if (*len > S.max_rec)
+	if (check && *len > S.max_rec)
 		too_long(off);
-	if (S.ts->kind == PEMS_TEXT_CSV)
+	if (check && S.ts->kind == PEMS_TEXT_CSV)
 		csv_check(sl->buf + pos, *len, off);
 	return f;
 }
 
+/*
+ * -u: equal keys meet in one bucket (the splitters compare keys only),
+ * so a VP may send only the first record of each key of its slice: one
+ * sort of the slice's items, and a key that fills the input no longer
+ * fills one VP.  Returns a flag per record (1: dropped) and takes the
+ * dropped records out of @counts.
+ */
+static uint8_t *unique_drop(const struct slice *sl, size_t pos, size_t n,
+			    const struct spl_view *sv, const uint16_t *bk, size_t cap,
+			    uint64_t *counts)
+{
+	uint64_t *starts = pems_malloc((n + 1) * sizeof(*starts));
+	uint8_t *drop = pems_malloc(n + 1);
+	size_t i, j, f, len, term = pems_text_term(S.ts);
+	unsigned b;
+
+	for (i = pos, j = 0; j < n; i += f ? f : len, j++) {
+		f = next_record(sl, i, &len, false);
+		starts[j] = i;
+	}
+	/* a last record without terminator: as if it had one */
+	starts[n] = n ? starts[n - 1] + len + term : pos;
+	ts_unique_marks(sl->buf, starts, n, drop);
+	for (j = 0; j < n; j++) {
+		if (!drop[j])
+			continue;
+		len = starts[j + 1] - starts[j] - term;
+		b = j < cap ? bk[j] : classify(sv, sl->buf + starts[j], len,
+					      pems_text_prefix(S.ts, sl->buf + starts[j], len),
+					      sl->a0 + starts[j]);
+		counts[b] -= len + term;
+		counts[S.v + 1 + b]--;
+	}
+	pems_free(starts);
+	return drop;
+}
+
 struct part_out {
-	uint64_t *counts;	/* v + 1: bytes per bucket, header bytes */
+	uint64_t *counts;	/* 2v + 1: bytes per bucket, header bytes,
+				 * records per bucket */
 	void *recv;
 	size_t recvbytes;
 	uint8_t *hdr;		/* VP 0, CSV: the header row with its terminator */
@@ -502,15 +563,15 @@ static void partition(unsigned pid, const struct spl_view *sv, uint8_t q_lo, uin
 	struct slice sl;
 	size_t pos, len, f, n = 0, cap, i, sum = 0, term = pems_text_term(S.ts);
 	size_t *next = pems_malloc(S.v * sizeof(*next)), *sendcounts;
-	uint8_t *send, eol = S.ts->kind == PEMS_TEXT_CSV ? '\n' : S.ts->eol;
+	uint8_t *send, *drop, eol = S.ts->kind == PEMS_TEXT_CSV ? '\n' : S.ts->eol;
 	uint16_t *bk;
 	unsigned b;
 
 	read_slice(pid, q_lo, q_hi, &sl);
-	memset(po->counts, 0, (S.v + 1) * sizeof(*po->counts));
+	memset(po->counts, 0, (2 * S.v + 1) * sizeof(*po->counts));
 	pos = sl.rs;
 	if (pid == 0 && S.ts->header && pos < sl.re) {	/* the CSV header stays first */
-		f = next_record(&sl, pos, &len);
+		f = next_record(&sl, pos, &len, true);
 		po->hdr = pems_malloc(len + 1);
 		memcpy(po->hdr, sl.buf + pos, len);
 		po->hdr[len] = eol;
@@ -523,18 +584,22 @@ static void partition(unsigned pid, const struct spl_view *sv, uint8_t q_lo, uin
 		cap = sl.re - pos;
 	bk = pems_malloc(cap * sizeof(*bk) + 1);
 	for (i = pos; i < sl.re; i += f ? f : len, n++) {
-		f = next_record(&sl, i, &len);
+		f = next_record(&sl, i, &len, true);
 		b = classify(sv, sl.buf + i, len, pems_text_prefix(S.ts, sl.buf + i, len), sl.a0 + i);
 		if (n < cap)
 			bk[n] = (uint16_t)b;
 		po->counts[b] += len + term;
+		po->counts[S.v + 1 + b]++;
 	}
+	drop = S.ts->unique ? unique_drop(&sl, pos, n, sv, bk, cap, po->counts) : NULL;
 	for (b = 0; b < S.v; b++) {
 		next[b] = sum;
 		sum += po->counts[b];
 	}
 	for (i = pos, n = 0; i < sl.re; i += f ? f : len, n++) {
-		f = next_record(&sl, i, &len);
+		f = next_record(&sl, i, &len, false);	/* checked in the first pass */
+		if (drop && drop[n])
+			continue;
 		b = n < cap ? bk[n] : classify(sv, sl.buf + i, len,
 					      pems_text_prefix(S.ts, sl.buf + i, len), sl.a0 + i);
 		memcpy(send + next[b], sl.buf + i, len);
@@ -542,6 +607,7 @@ static void partition(unsigned pid, const struct spl_view *sv, uint8_t q_lo, uin
 			send[next[b] + len] = eol;
 		next[b] += len + term;
 	}
+	pems_free(drop);
 	pems_free(bk);
 	sendcounts = (size_t *)next;	/* same size; counts as size_t */
 	for (b = 0; b < S.v; b++)
@@ -560,8 +626,8 @@ static void partition(unsigned pid, const struct spl_view *sv, uint8_t q_lo, uin
 
 static void sample_phase(unsigned pid, struct sample_msg *mine, uint8_t *q_lo, uint8_t *q_hi)
 {
-	uint64_t *pos = pems_malloc(SAMPLES * sizeof(*pos));
-	uint8_t rel[SAMPLES], total = 0, *all;
+	uint64_t *pos = pems_malloc(NPOS * sizeof(*pos));
+	uint8_t rel[NPOS], total = 0, *all;
 	unsigned m = sample_pos(pid, pos), i;
 
 	*q_lo = *q_hi = 0;
@@ -575,7 +641,7 @@ static void sample_phase(unsigned pid, struct sample_msg *mine, uint8_t *q_lo, u
 		pems_free(all);
 	}
 	memset(mine, 0, sizeof(*mine));
-	take_samples(pid, mine, pos, m, S.ts->kind == PEMS_TEXT_CSV ? rel : NULL, *q_lo);
+	take_samples(mine, pos, m, S.ts->kind == PEMS_TEXT_CSV ? rel : NULL, *q_lo);
 	pems_free(pos);
 }
 
@@ -584,8 +650,8 @@ void ts_spmd(void *arg)
 	unsigned pid = bsp_pid();
 	struct sample_msg *mine = pems_malloc(sizeof(*mine)), *all = NULL;
 	uint8_t *spl = pems_malloc(ts_spl_bytes(S.v)), q_lo, q_hi;
-	uint64_t *totals = pems_malloc((S.v + 1) * sizeof(*totals)), off = 0;
-	struct part_out po = { pems_malloc((S.v + 1) * sizeof(uint64_t)), NULL, 0, NULL };
+	uint64_t *totals = pems_malloc((2 * S.v + 1) * sizeof(*totals)), off = 0;
+	struct part_out po = { pems_malloc((2 * S.v + 1) * sizeof(uint64_t)), NULL, 0, NULL };
 	struct spl_view sv;
 	struct ts_bucket *bucket;
 	unsigned i;
@@ -605,7 +671,7 @@ void ts_spmd(void *arg)
 	spl_view(spl, S.v, &sv);
 	partition(pid, &sv, q_lo, q_hi, &po);
 	pems_free(spl);
-	pems_allreduce(po.counts, totals, S.v + 1, PEMS_UINT64, PEMS_SUM);
+	pems_allreduce(po.counts, totals, 2 * S.v + 1, PEMS_UINT64, PEMS_SUM);
 	if (pid == 0 && po.hdr) {
 		long long rc = pems_file_write(S.out, po.hdr, totals[S.v], 0);
 
@@ -613,7 +679,15 @@ void ts_spmd(void *arg)
 			ts_fail("writing the output", rc);
 	}
 	pems_free(po.hdr);
-	bucket = ts_sort_bucket(po.recv, po.recvbytes);
+	if (pid == 0 && getenv("PEMS_SORT_TRACE")) {	/* sampling's imbalance */
+		uint64_t mx = 0;
+
+		for (i = 0; i < S.v; i++)
+			mx = totals[i] > mx ? totals[i] : mx;
+		fprintf(stderr, "pems: sort trace: largest bucket %.3f of N/v\n",
+			S.n ? (double)mx * S.v / (double)S.n : 0.0);
+	}
+	bucket = ts_sort_bucket(po.recv, po.recvbytes, totals[S.v + 1 + pid]);
 	off = totals[S.v];
 	if (S.ts->unique) {	/* the sizes are known only now */
 		memset(po.counts, 0, (S.v + 1) * sizeof(uint64_t));

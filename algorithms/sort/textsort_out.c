@@ -102,23 +102,22 @@ static int bucket_tie(const struct ts_item *a, const struct ts_item *b, void *ar
 	return a->idx < b->idx ? -1 : a->idx > b->idx;
 }
 
-static size_t count_records(const uint8_t *p, size_t bytes, uint64_t *starts)
+/* The starts of the @n records of @p (@bytes). */
+static void frame_records(const uint8_t *p, size_t bytes, uint64_t *starts, size_t n)
 {
-	size_t n = 0, at = 0, f;
+	size_t i, at = 0, f;
 	bool oq;
 
-	while (at < bytes) {
-		if (starts)
-			starts[n] = at;
+	for (i = 0; i < n; i++) {
+		starts[i] = at;
 		f = pems_text_frame(S.ts, p + at, bytes - at, &oq);
 		if (!f)
 			ts_fail("a received record is not terminated (internal error)", -EPROTO);
 		at += f;
-		n++;
 	}
-	if (starts)
-		starts[n] = at;
-	return n;
+	if (at != bytes)
+		ts_fail("received records and bytes disagree (internal error)", -EPROTO);
+	starts[n] = at;
 }
 
 /* -u: keep the first of each run of equal records (in input order) */
@@ -138,16 +137,36 @@ static void unique(struct ts_bucket *b)
 	b->n = k;
 }
 
-struct ts_bucket *ts_sort_bucket(uint8_t *recv, size_t bytes)
+void ts_unique_marks(const uint8_t *p, const uint64_t *starts, size_t n, uint8_t *drop)
+{
+	struct ts_bucket b = { (uint8_t *)(uintptr_t)p, (uint64_t *)(uintptr_t)starts, NULL, n, 0 };
+	struct ts_item *tmp = pems_malloc(n * sizeof(*tmp) + 1);
+	size_t term = pems_text_term(S.ts), i;
+
+	b.it = pems_malloc(n * sizeof(*b.it) + 1);
+	for (i = 0; i < n; i++) {
+		b.it[i].pre = pems_text_prefix(S.ts, p + starts[i], starts[i + 1] - starts[i] - term);
+		b.it[i].idx = (uint32_t)i;
+		drop[i] = 1;
+	}
+	ts_msort(b.it, tmp, n, bucket_tie, &b);
+	pems_free(tmp);
+	unique(&b);
+	for (i = 0; i < b.n; i++)
+		drop[b.it[i].idx] = 0;
+	pems_free(b.it);
+}
+
+struct ts_bucket *ts_sort_bucket(uint8_t *recv, size_t bytes, uint64_t n)
 {
 	struct ts_bucket *b = pems_malloc(sizeof(*b));
 	size_t term = pems_text_term(S.ts), i;
 	struct ts_item *tmp;
 
 	b->recv = recv;
-	b->n = count_records(recv, bytes, NULL);
+	b->n = n;
 	b->starts = pems_malloc((b->n + 1) * sizeof(*b->starts));
-	count_records(recv, bytes, b->starts);
+	frame_records(recv, bytes, b->starts, b->n);
 	b->it = pems_malloc(b->n * sizeof(*b->it) + 1);
 	tmp = pems_malloc(b->n * sizeof(*tmp) + 1);
 	for (i = 0; i < b->n; i++) {

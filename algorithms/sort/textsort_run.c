@@ -80,7 +80,8 @@ static size_t estimate_records(const char *path)
  *   partition  the slice and the rest of its last record (ext: a
  *              record may be up to mu/8, then this is an estimate), the
  *              same again in bucket order, 2 bytes a record of bucket
- *   sort       the bucket (1.3 slice: sampling imbalance) and 40 bytes
+ *   sort       the bucket (1.5 slice: sampling imbalance, seen up to
+ *              1.32 with 128 samples a VP) and 40 bytes
  *              a record (start, item, merge scratch), output pieces
  *   VP 0       the gathered samples and the splitters
  */
@@ -90,20 +91,54 @@ static uint64_t mu_for(uint64_t bytes, unsigned v)
 	uint64_t L = S.avg_rec / 2 ? S.avg_rec / 2 : 1, part, bucket, sort, tables;
 
 	part = 2 * (slice + ext) + 2 * (slice / L + 1);
-	bucket = slice * 13 / 10 + 4096;
+	if (S.ts->unique)	/* unique_drop: starts, items, scratch, flags */
+		part += (slice / L + 1) * 41;
+	bucket = slice * 3 / 2 + 4096;
 	sort = bucket + (bucket / L + 1) * 40 + PIECE_MEM;
 	tables = (uint64_t)v * (ts_sample_msg_bytes() + 128 * 32) + 2 * ts_spl_bytes(v) +
 		 (uint64_t)v * 64 + (2u << 20);
 	return (part > sort ? part : sort) + tables + (2u << 20);
 }
 
+/*
+ * One worker beyond the cores, as sort.c takes: a VP blocks its worker
+ * while it reads its slice, while its bucket is delivered and while it
+ * writes; the extra worker keeps the cores busy meanwhile.  Only when
+ * --threads is not given and the budget still allows message chunks of
+ * MIN_CHUNK.
+ */
+#define MIN_CHUNK (256u << 10)
+
+static bool extra_worker(struct pems_config *cfg, uint64_t bytes,
+			 const struct pems_plan_env *env)
+{
+	struct pems_plan_env quiet = *env;
+	struct pems_config t = *cfg;
+	uint64_t chunks;
+
+	if (cfg->threads || env->nranks > 1)
+		return false;
+	quiet.quiet = true;
+	t.threads = (env->cores ? env->cores : 1) + 1;
+	if (pems_plan_for(&t, bytes, "sort", mu_for, &quiet))
+		return false;
+	chunks = 2ull * t.threads * t.procs + 8ull * t.threads;
+	if (t.msg_mem / chunks < MIN_CHUNK)
+		return false;
+	*cfg = t;
+	return true;
+}
+
 static int plan(struct pems_config *cfg, uint64_t bytes)
 {
 	struct pems_plan_env env = pems_plan_here(false);
-	int rc = pems_plan_for(cfg, bytes, "sort", mu_for, &env);
+	int rc = extra_worker(cfg, bytes, &env) ? 0 :
+		 pems_plan_for(cfg, bytes, "sort", mu_for, &env);
 
 	if (rc)
 		return rc;
+	if (cfg->procs < env.nranks * cfg->threads)	/* every rank gets VPs */
+		cfg->procs = env.nranks * cfg->threads;
 	if (cfg->procs > 65535)	/* bucket numbers are 16-bit */
 		cfg->procs = 65535;
 	if (!cfg->procs)
@@ -270,6 +305,10 @@ int pems_textsort(struct pems_textsort_job *job)
 	}
 	S.v = cfg.procs;
 	S.max_rec = cfg.mu / 8;	/* read, copied, received, gathered: fits mu */
+	if (getenv("PEMS_SORT_TRACE"))
+		fprintf(stderr, "pems: sort trace: text v=%u k=%u mu=%zu MiB msg_mem=%zu MiB record~%zu B max_rec=%zu KiB\n",
+			cfg.procs, cfg.threads, cfg.mu >> 20, cfg.msg_mem >> 20, S.avg_rec,
+			S.max_rec >> 10);
 	S.in = pems_file_open(job->in, O_RDONLY, 0);
 	if (S.in < 0) {
 		fprintf(stderr, "pems: error: sort: %s: %s\n", job->in, strerror(-S.in));

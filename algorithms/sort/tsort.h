@@ -54,11 +54,15 @@ size_t ts_sample_msg_bytes(void);
 /* The SPMD section of the sort (textsort.c). */
 void ts_spmd(void *arg);
 /* Superstep 3 (textsort_out.c): sort the bucket @recv (@bytes, records
- * with terminators), write it at output offset @off; with -u return the
+ * with terminators, @n of them), write it at output offset @off; with -u return the
  * bytes kept and leave the write to ts_write_unique.  VP 0 also writes
  * @hdr at offset 0. */
+/* -u within a slice: @drop[i] = 1 for each of the @n records of @p
+ * (record i is p[starts[i] .. starts[i+1]) with its terminator) that
+ * an earlier one equals (textsort_out.c). */
+void ts_unique_marks(const uint8_t *p, const uint64_t *starts, size_t n, uint8_t *drop);
 struct ts_bucket;
-struct ts_bucket *ts_sort_bucket(uint8_t *recv, size_t bytes);
+struct ts_bucket *ts_sort_bucket(uint8_t *recv, size_t bytes, uint64_t n);
 void ts_write_bucket(struct ts_bucket *b, uint64_t off);
 uint64_t ts_bucket_bytes(const struct ts_bucket *b);
 void ts_bucket_free(struct ts_bucket *b);
