@@ -216,7 +216,7 @@ tsan:
 # in FUZZ_SRC_TARGET; replay-TARGET (plain main, built by all-tests with
 # any compiler) reruns tests/fuzz/corpus/TARGET/ in make check;
 # `make fuzz` builds libFuzzer binaries with clang into build-fuzz/fuzz/.
-FUZZ_TARGETS = cli csv libsvm records manifest
+FUZZ_TARGETS = cli csv csvrec libsvm records manifest
 INC_fuzz = -Iinclude -Ialgorithms -Igen -Imodel -Icli -Itests/fuzz
 # the CLI's files but main.c and those a target includes (cli_X.c includes cli/X.c)
 FUZZ_CLI_LIB = $(filter-out cli/main.c,$(CLI_SRC))
