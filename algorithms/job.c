@@ -7,8 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "pems_algorithms.h"
 #include "job.h"
@@ -24,6 +26,7 @@ void pems_job_init(struct pems_job *j, const char *who, const struct pems_config
 	j->cfg = cfg ? *cfg : *pems_current_config();
 	j->in = -1;
 	j->out_handle = -1;
+	j->o.lockfd = j->o.fd = j->o.handle = -1;
 	j->progress = poll ? progress : NULL;
 	j->progress_arg = progress_arg;
 	j->poll = poll;
@@ -31,8 +34,19 @@ void pems_job_init(struct pems_job *j, const char *who, const struct pems_config
 	atomic_init(&j->stop, 0);
 }
 
+int pems_job_lock(struct pems_job *j, const char *out)
+{
+	return pems_output_lock(&j->o, j->who, out);
+}
+
 int pems_job_input(struct pems_job *j, const char *path)
 {
+	struct stat st;
+	int fd = pems_input_open(j->who, path, &st);	/* no FIFO, never blocks */
+
+	if (fd < 0)
+		return fd;
+	close(fd);
 	j->in = pems_file_open(path, O_RDONLY, 0);
 	if (j->in < 0) {
 		fprintf(stderr, "pems: error: %s: %s: %s\n", j->who, path, strerror(-j->in));
@@ -43,14 +57,16 @@ int pems_job_input(struct pems_job *j, const char *path)
 
 int pems_job_output(struct pems_job *j, const char *out, bool sized, uint64_t size)
 {
-	int rc = pems_output_create(j->who, out, sized, size, j->tmp, sizeof(j->tmp),
-				    &j->out_handle);
+	int rc = j->o.lockfd < 0 ? pems_job_lock(j, out) : 0;
 
+	if (!rc)
+		rc = pems_output_create(&j->o, &j->cfg, sized, size);
 	if (rc) {
 		j->out_handle = -1;
 		return rc;
 	}
 	j->out = out;
+	j->out_handle = j->o.handle;
 	return 0;
 }
 
@@ -95,7 +111,7 @@ int pems_job_run(struct pems_job *j, void (*spmd)(void *), void *arg)
 int pems_job_end(struct pems_job *j, int rc, bool truncate, uint64_t size)
 {
 	if (j->out) {
-		rc = pems_output_commit(j->out, j->tmp, j->out_handle, rc, truncate, size);
+		rc = pems_output_commit(&j->o, rc, truncate, size);
 		if (rc && !(j->own_errors && (rc == -EINVAL || rc == -ERANGE)))
 			fprintf(stderr, "pems: error: %s: finishing %s: %s\n", j->who, j->out,
 				pems_strerror(rc));
@@ -105,6 +121,7 @@ int pems_job_end(struct pems_job *j, int rc, bool truncate, uint64_t size)
 	if (j->in >= 0)
 		pems_file_close(j->in);
 	j->in = -1;
+	pems_output_unlock(&j->o);
 	return rc;
 }
 

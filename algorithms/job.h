@@ -27,6 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "pems.h"
+#include "pems_algorithms.h"
 
 typedef void (*pems_progress_fn)(const char *phase, uint64_t done, uint64_t total,
 				 void *arg);
@@ -42,8 +43,8 @@ struct pems_job {
 	struct pems_config cfg;		/* the plan: what pems_spmd runs with */
 	int in;				/* input handle, -1: none */
 	const char *out;		/* final output path, NULL: none */
-	int out_handle;			/* handle of tmp, -1: none */
-	char tmp[4096];			/* <out>.pems-tmp */
+	int out_handle;			/* handle of the temporary, -1: none */
+	struct pems_output o;		/* the output's lock and temporary */
 	pems_progress_fn progress;	/* NULL: no progress thread */
 	void *progress_arg;
 	pems_job_poll_fn poll;
@@ -61,6 +62,9 @@ void pems_job_init(struct pems_job *j, const char *who, const struct pems_config
 		   pems_progress_fn progress, void *progress_arg, pems_job_poll_fn poll,
 		   void *state);
 /* Open @path for reading as j->in; 0 or -errno (message printed). */
+/* Own @out (pems_output_lock): first, before any work; pems_job_end
+ * releases it.  0 or -EBUSY / -errno with a message printed. */
+int pems_job_lock(struct pems_job *j, const char *out);
 int pems_job_input(struct pems_job *j, const char *path);
 /* Create @out's temporary for every rank to write into (j->out_handle),
  * sized to @size when @sized; 0 or -errno (message printed). */

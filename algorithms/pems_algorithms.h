@@ -154,16 +154,48 @@ int pems_sgd_plan(struct pems_config *cfg, unsigned shards, const struct pems_pl
 struct pems_cost_step *pems_cost_add(struct pems_cost_plan *pl, const char *name);
 void pems_cost_work(struct pems_cost_step *s, enum pems_work kind, double amount, double at);
 
-/* Create <out>.pems-tmp (sized to @size when @sized) for every rank to
- * write into, open as pems_file *handle, unlinked on abort (output.c).
- * Returns 0 or -errno with "pems: error: <who>: ..." printed. */
-int pems_output_create(const char *who, const char *out, bool sized, uint64_t size,
-		       char *tmp, size_t tmplen, int *handle);
-/* Close @handle; unless @rc: truncate to @size on rank 0 when @truncate,
- * fsync, and once every rank is done rename tmp to @out.  On any failure
- * the temporary is removed.  Returns @rc or the first new -errno. */
-int pems_output_commit(const char *out, const char *tmp, int handle, int rc,
-		       bool truncate, uint64_t size);
+/*
+ * A job's output (output.c).  pems_output_lock first, before any work: an
+ * exclusive lock on <out>.pems-lock (several ranks: <out>.pems-lock.RANK)
+ * held until commit or unlock; a second job for the same OUT gets -EBUSY
+ * with "pems: error: <who>: OUT is being written by another job (PID n)"
+ * printed.  pems_output_create then opens the temporary output once
+ * (O_TMPFILE with one rank and no checkpoint dir in @cfg, the job's
+ * configuration (NULL: pems_current_config()), else <out>.pems-tmp),
+ * sized to @size when @sized, as pems_file handle o->handle for every
+ * rank to write into; on a fresh start it first removes the temporaries
+ * a killed run left, saying so.  pems_output_commit closes the handle;
+ * unless @rc: truncates to @size on rank 0 when @truncate, fsyncs, and
+ * once every rank is done gives the file the name OUT (a named temporary
+ * only if the name still is this job's file); on any failure the
+ * temporary goes.  It releases the lock and returns @rc or the first new
+ * -errno.  pems_output_unlock releases everything on a path that does
+ * not commit (idempotent).  Other calls return 0 or -errno with
+ * "pems: error: <who>: ..." printed.
+ */
+struct pems_output {
+	const char *who, *out;
+	char tmp[4096];		/* the temporary's name; "" with O_TMPFILE */
+	char lock[4096];	/* the lock file's name */
+	int lockfd, fd;		/* -1: not held, not open */
+	int handle;		/* pems_file handle of the temporary, or -1 */
+};
+int pems_output_lock(struct pems_output *o, const char *who, const char *out);
+int pems_output_create(struct pems_output *o, const struct pems_config *cfg, bool sized,
+		       uint64_t size);
+int pems_output_commit(struct pems_output *o, int rc, bool truncate, uint64_t size);
+void pems_output_unlock(struct pems_output *o);
+
+/* Open input @path for reading without blocking (a FIFO nobody writes
+ * to) and check it before use: a regular file or a block device.
+ * Returns a descriptor (blocking from here, O_CLOEXEC) with *@st filled,
+ * or -errno (-ESPIPE: a FIFO, socket, character device or directory)
+ * with "pems: error: <who>: ..." printed (input.c). */
+struct stat;
+int pems_input_open(const char *who, const char *path, struct stat *st);
+/* NULL for a mode pems reads (regular file, block device), else what it
+ * is, for messages: "a FIFO (a pipe)", "a socket", ... */
+const char *pems_input_kind(unsigned mode);
 
 struct pems_sort_job {
 	const char *in;		/* input file, records of fmt */

@@ -255,7 +255,7 @@ static int check_paths(struct agg_args *a)
 	}
 	if (a->typed && !strcmp(a->in, "-"))
 		return cli_check_out_dir("aggregate", a->out) ? CLI_EXIT_FAIL : CLI_EXIT_OK;
-	fd = open(a->in, O_RDONLY | O_CLOEXEC);
+	fd = open(a->in, O_RDONLY | O_NONBLOCK | O_CLOEXEC);	/* a FIFO must not hang */
 
 	if (fd < 0 || fstat(fd, &in)) {
 		cli_error("aggregate: cannot read input '%s': %s", a->in, strerror(errno));
@@ -265,7 +265,8 @@ static int check_paths(struct agg_args *a)
 	}
 	close(fd);
 	if (!S_ISREG(in.st_mode)) {
-		cli_error("aggregate: input '%s' is not a regular file", a->in);
+		cli_error("aggregate: input '%s' is %s; aggregate reads a regular file, at offsets and more than once: save the data to a file first",
+			  a->in, S_ISBLK(in.st_mode) ? "a block device" : pems_input_kind(in.st_mode));
 		return CLI_EXIT_FAIL;
 	}
 	a->bytes = (uint64_t)in.st_size;

@@ -287,6 +287,66 @@ int cli_runtime_option(struct cli_runtime *rt, const char *cmd, int opt,
 	}
 }
 
+/* A number in a cgroup file ("max" and unreadable: none) */
+static uint64_t cgroup_value(const char *path)
+{
+	char buf[64] = "";
+	FILE *f = fopen(path, "r");
+	uint64_t v;
+
+	if (!f)
+		return UINT64_MAX;
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = 0;
+	fclose(f);
+	v = strtoull(buf, NULL, 10);
+	return buf[0] >= '0' && buf[0] <= '9' && v ? v : UINT64_MAX;
+}
+
+/* The memory this process may use: physical memory, or less under a
+ * cgroup limit (v2 at the root of this namespace or this process's
+ * group, v1's memory controller). */
+static uint64_t memory_limit(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+	uint64_t lim = pages > 0 && psz > 0 ? (uint64_t)pages * (uint64_t)psz : UINT64_MAX, v;
+	char line[4096], path[4200];
+	FILE *f;
+
+	v = cgroup_value("/sys/fs/cgroup/memory.max");
+	lim = v < lim ? v : lim;
+	v = cgroup_value("/sys/fs/cgroup/memory/memory.limit_in_bytes");
+	lim = v < lim ? v : lim;
+	f = fopen("/proc/self/cgroup", "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "0::/", 4))
+			continue;
+		line[strcspn(line, "\n")] = 0;
+		snprintf(path, sizeof(path), "/sys/fs/cgroup%s/memory.max", line + 3);
+		v = cgroup_value(path);
+		lim = v < lim ? v : lim;
+	}
+	if (f)
+		fclose(f);
+	return lim;
+}
+
+/* A budget beyond what the machine (or the cgroup) has would be met by
+ * swapping or the OOM killer, not by the runtime: clamp it to 3/4 of it. */
+static void clamp_mem(struct cli_runtime *rt, const char *cmd)
+{
+	uint64_t lim = memory_limit(), use;
+	char a[32], b[32], c[32];
+
+	if (!rt->cfg.mem || lim == UINT64_MAX || rt->cfg.mem <= lim)
+		return;
+	use = lim / 4 * 3 / (1u << 20) * (1u << 20);
+	fprintf(stderr, "pems-run: warning: %s: --mem %s is more than this machine's memory (%s, its limit here); using %s\n",
+		cmd, cli_human(rt->cfg.mem, a, sizeof(a)), cli_human(lim, b, sizeof(b)),
+		cli_human(use, c, sizeof(c)));
+	rt->cfg.mem = (size_t)use;
+}
+
 int cli_runtime_apply(struct cli_runtime *rt, const char *cmd, const char *out)
 {
 	static char dir[4096];
@@ -306,6 +366,7 @@ int cli_runtime_apply(struct cli_runtime *rt, const char *cmd, const char *out)
 	/* the CLI prints and writes the statistics itself (cli_stats_*) */
 	rt->cfg.stats = false;
 	rt->cfg.stats_json = NULL;
+	clamp_mem(rt, cmd);
 	rc = pems_configure(&rt->cfg);
 	if (rc)
 		return cli_usage("%s: the runtime refused the configuration: %s",

@@ -298,7 +298,7 @@ static int choose_format(struct sort_args *a)
 static int check_input(struct sort_args *a)
 {
 	struct stat st;
-	int fd = open(a->in, O_RDONLY | O_CLOEXEC);
+	int fd = open(a->in, O_RDONLY | O_NONBLOCK | O_CLOEXEC);	/* a FIFO must not hang */
 	size_t rsz;
 
 	if (fd < 0 || fstat(fd, &st)) {
@@ -309,7 +309,8 @@ static int check_input(struct sort_args *a)
 	}
 	close(fd);
 	if (!S_ISREG(st.st_mode)) {
-		cli_error("sort: input '%s' is not a regular file (give '-' to read a pipe)", a->in);
+		cli_error("sort: input '%s' is %s, not a regular file (give '-' to read a pipe)", a->in,
+			  S_ISBLK(st.st_mode) ? "a block device" : pems_input_kind(st.st_mode));
 		return CLI_EXIT_FAIL;
 	}
 	a->bytes = (uint64_t)st.st_size;

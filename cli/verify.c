@@ -40,6 +40,7 @@ struct scan {
 	atomic_bool *stop;		/* set: give up (the other scan failed) */
 	struct pems_record_scan rs;	/* order, well-formedness, checksum */
 	int err;		/* -errno of a read failure */
+	const char *kind;	/* not a file pems reads: what it is */
 	bool bad_size;
 	uint64_t size;		/* file bytes */
 };
@@ -96,7 +97,7 @@ static void scan_file(struct scan *s)
 	uint8_t *buf;
 	int fd;
 
-	fd = open(s->path, O_RDONLY | O_CLOEXEC);
+	fd = open(s->path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);	/* a FIFO must not hang */
 	if (fd < 0) {
 		s->err = -errno;
 		return;
@@ -105,6 +106,10 @@ static void scan_file(struct scan *s)
 		s->err = -errno;
 		goto out_close;
 	}
+	s->kind = pems_input_kind(st.st_mode);
+	if (s->kind)
+		goto out_close;
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
 	s->size = (uint64_t)st.st_size;
 	if (s->size % s->rsz) {
 		s->bad_size = true;
@@ -131,7 +136,10 @@ static void *scan_thread(void *arg)
 /* Message for a failed scan; returns true when there was one. */
 static bool report_scan(const struct scan *s)
 {
-	if (s->err)
+	if (s->kind)
+		cli_error("verify: %s is %s; verify reads a regular file: save the data to a file first",
+			  s->path, s->kind);
+	else if (s->err)
 		cli_error("verify: %s: %s", s->path, strerror(-s->err));
 	else if (s->bad_size)
 		cli_error("verify: %s: size %llu bytes is not a multiple of the %zu-byte %s record",

@@ -123,6 +123,15 @@ PEMS_API size_t pems_msg_mem(unsigned threads, unsigned procs, size_t chunk);
  * error), so that no partial output survives; NULL clears the list. */
 PEMS_API void pems_remove_on_abort(const char *path);
 
+/* A job's ownership of @path (a lock file, created 0600 holding this
+ * process's PID): an exclusive flock, never waited for.  Returns the
+ * descriptor holding it (O_CLOEXEC; closed at exit), or -EBUSY with
+ * *@holder = the holder's PID (0 if not known), or -errno. */
+PEMS_API int pems_lock(const char *path, long *holder);
+/* Remove @path (when it still names the file locked by @fd; NULL: keep
+ * it) and release the lock; @fd < 0 is a no-op. */
+PEMS_API void pems_unlock(const char *path, int fd);
+
 /* Checkpoints need a process started with ASLR off (docs/checkpoint.md).
  * pems_checkpoint_exec re-executes the program so, once, with the same
  * @argv (main's) and environment; call it first in main.  It returns

@@ -9,8 +9,10 @@
  * registers, heaps, registrations, collective results, get replies,
  * message stream indices and partial chunks) into a state file and
  * commits a manifest.  Resuming re-executes the same program with the
- * same argv and environment, lets it set up the runtime exactly as the
- * first time, then loads the state instead of starting the VPs.
+ * same argv, its PEMS_* and TMPDIR variables and an environment of the
+ * same size (the manifest keeps nothing else of it: invariant 1), lets
+ * it set up the runtime exactly as the first time, then loads the state
+ * instead of starting the VPs.  Every file it writes is mode 0600.
  *
  * A VP is a ucontext whose stack is in its slice and whose frames hold
  * return addresses and pointers into the program, libc, the runtime's
@@ -38,17 +40,22 @@
  *      opened with pems_file_open are reopened at the same descriptors;
  *      process memory outside the contexts is not saved (the driver
  *      recomputes it by running again up to the SPMD section);
- *  (5) a rank started by mpirun: its first exec adds pad variables and
- *      resume swaps the recorded launcher variables (OMPI_*, PMIX_*: job
- *      ids, ports) for the new job's, padded to the recorded count and
- *      bytes, so the initial stack is laid out alike; MPI runs on its
+ *  (5) the first exec adds pad variables (room to grow); resume runs
+ *      with its caller's environment, the recorded PEMS_* and TMPDIR in
+ *      place of its own, padded to the recorded count and bytes, so the
+ *      initial stack is laid out alike and a rank started by mpirun gets
+ *      the new job's launcher variables (OMPI_*, PMIX_*); MPI runs on its
  *      own thread (transport.c: its own malloc arena) and the VP table
  *      and context region are mapped at a fixed address (context.c);
  *  (6) several ranks: each writes its part (manifest.S.R, state.S.R),
  *      all meet, rank 0 commits by writing manifest (a copy of its
  *      part), all meet again, and only then does a rank drop the
  *      previous part and protect the new copies; resume is all ranks or
- *      none (an allreduce of the refusals), with the recorded rank count.
+ *      none (an allreduce of the refusals), with the recorded rank count;
+ *  (7) a job holds an exclusive lock on DIR/lock (DIR/lock.RANK) from
+ *      pems_ckpt_init to its end, before it touches the dir or a scratch
+ *      file named after it; a second job or resume for the same dir
+ *      refuses, naming the holder's PID, and removes nothing.
  *
  * States of a checkpoint directory:
  *
@@ -82,7 +89,6 @@
 #define MARK_RESUME "resume"
 #define PAD "PEMS_CKPT_PAD"	/* pads a rank's environment (invariant 5) */
 #define NPAD 8
-#define NPAD_MAX 16
 #define PAD_BYTES 8192
 #define MAXF 256
 #define MAXPATHS 512
@@ -111,6 +117,9 @@ struct pems_ckpt {
 	char *paths[MAXPATHS];	/* scratch files, for cleanup */
 	unsigned npaths;
 	struct pems_worker w;	/* the driver's engine for write-backs */
+	char lock[PATH_MAX + 16];	/* held lock file (invariant 7), fd: */
+	int lockfd;
+	bool spoiled;		/* it refers to data found corrupt */
 };
 
 static struct pems_ckpt ck;
@@ -385,6 +394,11 @@ static bool parse_line(struct pems_manifest *m, const struct toks *tk, unsigned 
 		return tk->count == 2 && push_str(&m->argv, &m->argc, tk, 1);
 	if (tok_is(tk, 0, "env"))
 		return tk->count == 2 && push_str(&m->envp, &m->envc, tk, 1);
+	if (tok_is(tk, 0, "envsize"))
+		return tk->count == 4 && tok_uint(tk, 1, 1u << 20, &m->env_count) &&
+		       m->env_count > 0 && tok_u64(tk, 2, 10, &m->env_bytes) &&
+		       m->env_bytes <= (64u << 20) && tok_uint(tk, 3, 1, &i) &&
+		       (m->launched = i, *seen |= 128);
 	if (tok_is(tk, 0, "config"))
 		return parse_config(m, tk) && (*seen |= 16);
 	if (tok_is(tk, 0, "tmp"))
@@ -458,7 +472,7 @@ int pems_manifest_parse(const char *text, size_t len, struct pems_manifest *m,
 			goto fail;
 		}
 	}
-	if (seen != 127 || !m->argc) {
+	if (seen != 255 || !m->argc) {
 		rc = bad(err, errlen, -EINVAL, "a required field is missing", line);
 		goto fail;
 	}
@@ -665,29 +679,19 @@ static int exec_with(const char *exe, char *const *argv, char **env)
 	return -errno;
 }
 
-/* ---- the environment of a rank started by mpirun (invariant 5) ---- */
-
-/* Variables the launcher sets for each job: their values (ports, job
- * ids, session dirs) differ from one mpirun to the next. */
-static bool launcher_var(const char *s)
-{
-	static const char *const pre[] = { "OMPI_", "PMIX_", "PRTE_", "ORTE_", "OPAL_",
-					   "HFI_NO_BACKTRACE=", "IPATH_NO_BACKTRACE=" };
-	unsigned i;
-
-	/* the command mpirun started: the resumed program is the recorded
-	 * one (Open MPI copies these at start, sizes matter: invariant 5) */
-	if (!strncmp(s, "OMPI_ARGV=", 10) || !strncmp(s, "OMPI_COMMAND=", 13))
-		return false;
-	for (i = 0; i < sizeof(pre) / sizeof(pre[0]); i++)
-		if (!strncmp(s, pre[i], strlen(pre[i])))
-			return true;
-	return false;
-}
+/* ---- the environment of a resumed process (invariants 1 and 5) ---- */
 
 static bool pad_var(const char *s)
 {
 	return !strncmp(s, PAD, strlen(PAD));
+}
+
+/* What the manifest keeps of the environment: the run's configuration
+ * (PEMS_*, which includes MARK) and TMPDIR (the default scratch dir);
+ * resume brings these back and takes everything else from its caller. */
+static bool recorded_var(const char *s)
+{
+	return (!strncmp(s, "PEMS_", 5) && !pad_var(s)) || !strncmp(s, "TMPDIR=", 7);
 }
 
 /* Rank and size from the launcher's environment (before MPI_Init). */
@@ -702,29 +706,34 @@ static bool launch_rank(unsigned *rank, unsigned *size)
 	return true;
 }
 
-/* Append pad variables to @env (which has room) so that it holds exactly
- * @count strings of @bytes bytes in all (NULs included): the kernel then
- * lays out the initial stack, hence main's frame, at the same addresses
- * whatever the launcher's variables hold.  Returns the new count, or 0
- * when @env is already too large. */
-static size_t pad_env(char **env, size_t n, size_t count, size_t bytes, char *pad)
+/* Append pad variables to @env (which has room for @count strings and a
+ * NULL) so that it holds exactly @count strings of @bytes bytes in all
+ * (NULs included): the kernel then lays out the initial stack, hence
+ * main's frame, at the same addresses whatever the variables hold.
+ * *@pad gets the malloc'd pad text (free it after execve).  Returns the
+ * new count, or 0 when @env is already too large. */
+static size_t pad_env(char **env, size_t n, size_t count, size_t bytes, char **pad)
 {
 	size_t have = 0, i, npad, min, first;
-	char *p = pad;
+	char *p;
 
+	*pad = NULL;
 	for (i = 0; i < n; i++)
 		have += strlen(env[i]) + 1;
-	if (n >= count || count - n > NPAD_MAX)
+	if (n >= count)
 		return 0;
 	npad = count - n;
 	for (min = 0, i = 0; i < npad; i++)	/* "PEMS_CKPT_PADi=" + NUL */
-		min += strlen(PAD) + (i < 10 ? 1 : 2) + 2;
-	if (have + min > bytes || bytes - have - min > PAD_BYTES)
+		min += strlen(PAD) + (size_t)snprintf(NULL, 0, "%zu", i) + 2;
+	if (have + min > bytes)
 		return 0;
 	first = bytes - have - min;
+	p = *pad = malloc(bytes - have + 1);
+	if (!p)
+		return 0;
 	for (i = 0; i < npad; i++) {
 		env[n + i] = p;
-		p += sprintf(p, "%s%u=", PAD, (unsigned)i);
+		p += sprintf(p, "%s%zu=", PAD, i);
 		if (!i) {
 			memset(p, 'x', first);
 			p += first;
@@ -736,12 +745,13 @@ static size_t pad_env(char **env, size_t n, size_t count, size_t bytes, char *pa
 	return n + npad;
 }
 
+/* The start adds NPAD variables and PAD_BYTES / 2 bytes of room, so that
+ * the environment a resume is started from may be somewhat larger than
+ * this one (resume_env pads it to the recorded count and bytes). */
 PEMS_API void pems_checkpoint_exec(char **argv)
 {
-	static char pad[PAD_BYTES + NPAD_MAX * 24];
-	char exe[PATH_MAX], **env;
+	char exe[PATH_MAX], **env, *pad = NULL;
 	size_t n = 0, i, bytes = 0;
-	unsigned rank, size;
 
 	if (getenv(MARK) || !argv || !argv[0])
 		return;
@@ -756,17 +766,12 @@ PEMS_API void pems_checkpoint_exec(char **argv)
 		env[i] = environ[i];
 	env[n++] = MARK "=" MARK_START;
 	env[n] = NULL;
-	if (launch_rank(&rank, &size)) {
-		/* room for the launcher of the resuming job to need more */
-		for (i = 0; i < n; i++)
-			bytes += strlen(env[i]) + 1;
-		bytes += PAD_BYTES / 2 + NPAD * (strlen(PAD) + 3);
-		if (!pad_env(env, n, n + NPAD, bytes, pad)) {
-			free(env);
-			return;
-		}
-	}
-	exec_with(exe, argv, env);
+	for (i = 0; i < n; i++)
+		bytes += strlen(env[i]) + 1;
+	bytes += PAD_BYTES / 2 + NPAD * (strlen(PAD) + 3);
+	if (pad_env(env, n, n + NPAD, bytes, &pad))
+		exec_with(exe, argv, env);
+	free(pad);
 	free(env);	/* cannot re-exec: run on without checkpoints */
 }
 
@@ -788,59 +793,79 @@ PEMS_API bool pems_resuming(void)
 	return m && !strcmp(m, MARK_RESUME);
 }
 
-/* The environment to resume with: the recorded one; for a rank started
- * by mpirun (the recording has pad variables) the launcher's variables
- * of this job replace the recorded ones, padded to the recorded count
- * and size (invariant 5). */
-static int resume_env(const struct pems_manifest *m, bool launched, char ***out)
+/* The environment to resume with: the caller's own, with the recorded
+ * PEMS_* and TMPDIR in place of its, padded to the recorded count and
+ * bytes (invariants 1 and 5: a rank started by mpirun thus gets this
+ * job's launcher variables).  *@pad: as pad_env. */
+static int resume_env(const struct pems_manifest *m, bool launched, char ***out, char **pad)
 {
-	static char pad[PAD_BYTES + NPAD_MAX * 24];
-	size_t n = 0, i, bytes = 0, extra = 0;
-	bool padded = false;
+	size_t n = 0, i, have = 0, extra = 0;
 	char **env;
 
-	for (i = 0; i < m->envc; i++) {
-		bytes += strlen(m->envp[i]) + 1;
-		padded |= pad_var(m->envp[i]);
+	if (m->launched && !launched) {
+		fprintf(stderr, "pems: error: resume: the checkpoint was written by a job started with mpirun; resume it the same way: mpirun -np %u pems-run resume %s\n",
+			m->p, m->dir);
+		return -PEMS_E_CONFIG;
 	}
-	for (i = 0; padded && environ[i]; i++)
+	for (i = 0; environ[i]; i++)
 		extra++;
-	env = calloc(m->envc + extra + NPAD_MAX + 1, sizeof(*env));
+	env = calloc(m->envc + extra + m->env_count + 1, sizeof(*env));
 	if (!env)
 		return -ENOMEM;
+	for (i = 0; environ[i]; i++)
+		if (!recorded_var(environ[i]) && !pad_var(environ[i]))
+			env[n++] = environ[i];
 	for (i = 0; i < m->envc; i++) {
-		if (padded && (launcher_var(m->envp[i]) || pad_var(m->envp[i])))
-			continue;
 		env[n] = m->envp[i];
 		if (!strcmp(env[n], MARK "=" MARK_START))
 			env[n] = MARK "=" MARK_RESUME;	/* same length: invariant 1 */
 		n++;
 	}
-	if (padded) {
-		if (!launched) {
-			fprintf(stderr, "pems: error: resume: the checkpoint was written by a job started with mpirun; resume it the same way: mpirun -np 1 pems-run resume %s\n",
-				m->dir);
-			free(env);
-			return -PEMS_E_CONFIG;
-		}
-		for (i = 0; environ[i]; i++)
-			if (launcher_var(environ[i]))
-				env[n++] = environ[i];
-		if (!pad_env(env, n, m->envc, bytes, pad)) {
-			fprintf(stderr, "pems: error: resume: the launcher's environment of this job cannot be laid out like the checkpointed one's (%u variables, %zu bytes in the recording); resume with the same mpirun options\n",
-				m->envc, bytes);
-			free(env);
-			return -PEMS_E_CONFIG;
-		}
+	for (i = 0; i < n; i++)
+		have += strlen(env[i]) + 1;
+	if (!pad_env(env, n, m->env_count, m->env_bytes, pad)) {
+		fprintf(stderr, "pems: error: resume: this environment (%zu variables, %zu bytes with the run's PEMS_* and TMPDIR) does not fit the layout of the checkpointed run's (%u variables, %llu bytes); resume from a shell like the one that started the run, with fewer or shorter variables\n",
+			n, have, m->env_count, (unsigned long long)m->env_bytes);
+		free(env);
+		return -PEMS_E_CONFIG;
 	}
 	*out = env;
+	return 0;
+}
+
+/* The lock file of this rank in @dir (one per rank: ranks share it). */
+static void lock_name(const char *dir, unsigned rank, unsigned nranks, char *p, size_t len)
+{
+	if (nranks > 1)
+		snprintf(p, len, "%s/lock.%u", dir, rank);
+	else
+		snprintf(p, len, "%s/lock", dir);
+}
+
+/* Refuse at once when a job holds the checkpoint (its lock, invariant 7):
+ * the run itself, or another resume of it.  The lock is released again
+ * before the exec, which takes it anew in pems_ckpt_init. */
+static int check_not_held(const char *dir, unsigned rank, unsigned size)
+{
+	char p[PATH_MAX + 16];
+	long holder = 0;
+	int fd;
+
+	lock_name(dir, rank, size, p, sizeof(p));
+	fd = pems_lock(p, &holder);
+	if (fd == -EBUSY) {
+		fprintf(stderr, "pems: error: resume: the checkpoint in %s is in use by another job (PID %ld): the run or another resume of it; wait for it to finish\n",
+			dir, holder);
+		return -PEMS_E_CONFIG;
+	}
+	pems_unlock(NULL, fd);
 	return 0;
 }
 
 PEMS_API int pems_checkpoint_resume(const char *dir, char **argv)
 {
 	struct pems_manifest m;
-	char **env = NULL;
+	char **env = NULL, *pad = NULL;
 	unsigned i, rank = 0, size = 1;
 	bool launched = launch_rank(&rank, &size);
 	int rc;
@@ -848,6 +873,9 @@ PEMS_API int pems_checkpoint_resume(const char *dir, char **argv)
 	rc = load_manifest(dir, rank, size, &m);
 	if (rc)
 		return rc;
+	rc = check_not_held(dir, rank, size);
+	if (rc)
+		goto out;
 	if (argv) {
 		/* a command line given again must be the checkpointed one */
 		for (i = 0; argv[i] || i < m.argc; i++)
@@ -870,7 +898,7 @@ PEMS_API int pems_checkpoint_resume(const char *dir, char **argv)
 		rc = check_maps(&m);
 	if (rc)
 		goto out;
-	rc = resume_env(&m, launched, &env);
+	rc = resume_env(&m, launched, &env, &pad);
 	if (rc)
 		goto out;
 	m.argv = realloc(m.argv, (m.argc + 1) * sizeof(char *));
@@ -882,6 +910,7 @@ PEMS_API int pems_checkpoint_resume(const char *dir, char **argv)
 	rc = exec_with(m.exe, m.argv, env);
 	fprintf(stderr, "pems: error: resume: cannot run %s: %s\n", m.exe, strerror(-rc));
 out:
+	free(pad);
 	free(env);
 	pems_manifest_free(&m);
 	return rc;
@@ -958,6 +987,30 @@ static int reopen_file(const struct pems_mf_file *f)
 
 /* ---- runtime hooks ---- */
 
+/* A job owns its checkpoint dir (and the scratch named after it) while it
+ * runs: a second job for the same dir, or a second resume of the same
+ * checkpoint, refuses here and touches nothing (invariant 7). */
+static int lock_dir(const struct pems_rt *rt)
+{
+	long holder = 0;
+	int fd;
+
+	lock_name(ck.dir, rt->rank, rt->nranks, ck.lock, sizeof(ck.lock));
+	fd = pems_lock(ck.lock, &holder);
+	if (fd >= 0) {
+		ck.lockfd = fd;
+		return 0;
+	}
+	ck.lock[0] = 0;
+	if (fd == -EBUSY)
+		fprintf(stderr, "pems: error: checkpoint dir %s is in use by another job (PID %ld); wait for it to finish, or pass another --checkpoint-dir\n",
+			ck.dir, holder);
+	else
+		fprintf(stderr, "pems: error: checkpoint dir %s: cannot lock it: %s\n", ck.dir,
+			strerror(-fd));
+	return fd == -EBUSY ? -PEMS_E_CONFIG : -PEMS_E_SCRATCH;
+}
+
 /* Called by rt_init before any scratch file: invariant (1) forbids
  * allocating here on resume, so this only fills the static state. */
 int pems_ckpt_init(struct pems_rt *rt)
@@ -965,6 +1018,7 @@ int pems_ckpt_init(struct pems_rt *rt)
 	const char *m = getenv(MARK), *d = rt->cfg.ckpt_dir;
 	unsigned run = runs++;
 	char cwd[PATH_MAX];
+	int rc;
 
 	rt->nlogs = 2;
 	rt->plog = -1;
@@ -978,6 +1032,7 @@ int pems_ckpt_init(struct pems_rt *rt)
 		return 0;
 	}
 	memset(&ck, 0, sizeof(ck));
+	ck.lockfd = -1;
 	if (d[0] == '/' || !getcwd(cwd, sizeof(cwd)))
 		cwd[0] = 0;
 	if (snprintf(ck.dir, sizeof(ck.dir), "%s%s%s", cwd, cwd[0] ? "/" : "", d) >=
@@ -1003,6 +1058,9 @@ int pems_ckpt_init(struct pems_rt *rt)
 			ck.dir, strerror(errno));
 		return -PEMS_E_SCRATCH;
 	}
+	rc = lock_dir(rt);
+	if (rc)
+		return rc;
 	if (!ck.resume) {
 		char p[PATH_MAX + 16];
 
@@ -1218,9 +1276,14 @@ static void fsync_dir(const char *dir)
 static FILE *open_tmp(const char *name, char *tmp, size_t len)
 {
 	FILE *f;
+	int fd;
 
 	snprintf(tmp, len, "%s/%s.tmp", ck.dir, name);
-	f = fopen(tmp, "w");
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	/* 0600 also for a stale temporary that a kill left behind */
+	f = fd < 0 || fchmod(fd, 0600) ? NULL : fdopen(fd, "w");
+	if (!f && fd >= 0)
+		close(fd);
 	if (!f)
 		pems_fatal("checkpoint: cannot create %s: %s; free space or pass another --checkpoint-dir",
 			   tmp, strerror(errno));
@@ -1301,23 +1364,44 @@ static int read_proc(const char *path, char **out, size_t *len)
 	return 0;
 }
 
-/* /proc/self/cmdline or environ as NUL-separated strings, one line each */
-static void put_list(FILE *f, const char *proc, const char *key)
+/* /proc/self/cmdline as NUL-separated strings, one "arg" line each */
+static void put_args(FILE *f)
 {
 	char *buf = NULL;
 	size_t len = 0, i;
 
-	if (read_proc(proc, &buf, &len) || !len)
-		pems_fatal("checkpoint: cannot read %s", proc);
+	if (read_proc("/proc/self/cmdline", &buf, &len) || !len)
+		pems_fatal("checkpoint: cannot read /proc/self/cmdline");
 	for (i = 0; i < len; i += strlen(buf + i) + 1) {
+		fputs("arg ", f);
+		put_esc(f, buf + i);
+		fputc('\n', f);
+	}
+	free(buf);
+}
+
+/* Of the initial environment only what configures the run (recorded_var)
+ * is written, never the rest (tokens, passwords); its count and bytes
+ * are, since they place the initial stack (invariant 1). */
+static void put_env(FILE *f)
+{
+	char *buf = NULL;
+	size_t len = 0, i, count = 0;
+
+	if (read_proc("/proc/self/environ", &buf, &len) || !len)
+		pems_fatal("checkpoint: cannot read /proc/self/environ");
+	for (i = 0; i < len; i += strlen(buf + i) + 1, count++) {
 		const char *s = buf + i;
 
 		if (!strcmp(s, MARK "=" MARK_RESUME))
 			s = MARK "=" MARK_START;
-		fprintf(f, "%s ", key);
+		if (!recorded_var(s))
+			continue;
+		fputs("env ", f);
 		put_esc(f, s);
 		fputc('\n', f);
 	}
+	fprintf(f, "envsize %zu %zu %d\n", count, len, (int)pems_tp_launched());
 	free(buf);
 }
 
@@ -1366,8 +1450,8 @@ static char *manifest_text(struct pems_rt *rt, const void *stack_mark, const cha
 	fputs("\ndir ", f);
 	put_esc(f, ck.dir);
 	fputc('\n', f);
-	put_list(f, "/proc/self/cmdline", "arg");
-	put_list(f, "/proc/self/environ", "env");
+	put_args(f);
+	put_env(f);
 	fprintf(f, "config %u %u %u %u %u %zu %zu %zu %zu %zu %u\n", rt->v, rt->k, rt->nranks,
 		(unsigned)rt->cfg.io, rt->ndirs, rt->mu, rt->cfg.mem, rt->stack, rt->cfg.msg_mem,
 		rt->chunk_size, rt->wlog);
@@ -1875,6 +1959,9 @@ static void remove_all(struct pems_rt *rt)
 			remove_state(e->d_name);
 	if (d)
 		closedir(d);
+	pems_unlock(ck.lock, ck.lockfd);
+	ck.lockfd = -1;
+	ck.lock[0] = 0;
 	rmdir(ck.dir);
 	ck.committed = false;
 }
@@ -1908,6 +1995,9 @@ void pems_ckpt_abandon(struct pems_rt *rt)
 			unlink(ck.paths[i]);
 		free(ck.paths[i]);
 	}
+	pems_unlock(ck.committed ? NULL : ck.lock, ck.lockfd);
+	ck.lockfd = -1;
+	ck.lock[0] = 0;
 	if (!ck.committed)
 		rmdir(ck.dir);
 	ck.npaths = 0;
@@ -1918,13 +2008,48 @@ void pems_ckpt_abandon(struct pems_rt *rt)
  * the moment this rank's part is written): what it needs stays. */
 bool pems_ckpt_kept(void)
 {
-	return ck.dir[0] && pems_rt && pems_rt->ckpt && ck.committed;
+	return ck.dir[0] && pems_rt && pems_rt->ckpt && ck.committed && !ck.spoiled;
 }
 
 /* This process was started for checkpoints (invariant 1). */
 bool pems_ckpt_started(void)
 {
 	return getenv(MARK) != NULL;
+}
+
+/* Data written in superstep @step was read back corrupt: the last
+ * checkpoint refers to it when it was written then or before (a resume
+ * would meet it again and fail the same way). */
+void pems_ckpt_corrupt(uint64_t step)
+{
+	if (ck.dir[0] && pems_rt && pems_rt->ckpt && ck.committed &&
+	    (step <= ck.last_step || !ck.last_step))
+		ck.spoiled = true;
+}
+
+/* A checkpoint that cannot be resumed goes with its scratch, so that the
+ * advice is one that works: run the command again. */
+static void drop_spoiled(void)
+{
+	char msg[PATH_MAX + 160];
+	unsigned i;
+	int n;
+
+	if (ck.rank == 0) {
+		snprintf(msg, sizeof(msg), "%s/manifest", ck.dir);
+		unlink(msg);	/* first: from here on nothing is resumable */
+	}
+	remove_state(ck.state);
+	remove_state(ck.part);
+	for (i = 0; i < ck.npaths; i++)
+		unlink(ck.paths[i]);
+	if (ck.lock[0])
+		unlink(ck.lock);
+	rmdir(ck.dir);
+	n = snprintf(msg, sizeof(msg), "pems: the checkpoint in %s refers to the corrupt data, so it cannot be resumed and was removed; run the command again to start over\n",
+		     ck.dir);
+	if (n > 0 && write(2, msg, (size_t)n) < 0)
+		n = 0;
 }
 
 /* A fatal error or a signal: keep a committed checkpoint (and the
@@ -1942,7 +2067,13 @@ void pems_ckpt_die(void)
 
 		for (i = 0; i < ck.npaths; i++)
 			unlink(ck.paths[i]);
+		if (ck.lock[0])
+			unlink(ck.lock);	/* exit releases the lock */
 		rmdir(ck.dir);
+		return;
+	}
+	if (ck.spoiled) {
+		drop_spoiled();
 		return;
 	}
 	if (!ck.last_step)

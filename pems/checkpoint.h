@@ -38,8 +38,11 @@ struct pems_manifest {
 	uint64_t supersteps;		/* supersteps completed */
 	unsigned run;			/* index of the SPMD section in the process */
 	char *exe, *cwd, *dir;
-	char **argv, **envp;
+	char **argv, **envp;		/* envp: PEMS_* and TMPDIR only */
 	unsigned argc, envc;
+	unsigned env_count;		/* the whole environment's strings and */
+	uint64_t env_bytes;		/* bytes (NULs included): its layout */
+	bool launched;			/* started by mpirun */
 	unsigned v, k, p, io, ndirs;
 	uint64_t mu, mem, stack, msg_mem, chunk;
 	char **tmp;			/* ndirs scratch dirs */

@@ -16,6 +16,8 @@ void pems_ckpt_barrier(struct pems_rt *rt, const void *stack_mark);
 void pems_ckpt_finish(struct pems_rt *rt);
 void pems_ckpt_abandon(struct pems_rt *rt);
 void pems_ckpt_die(void);
+/* data written in superstep @step was read back corrupt (context.c, msg.c) */
+void pems_ckpt_corrupt(uint64_t step);
 bool pems_ckpt_kept(void);
 bool pems_ckpt_started(void);
 void pems_ckpt_file_note(int h, const char *path, int flags, int dfd, int bfd, bool direct);

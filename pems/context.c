@@ -51,6 +51,7 @@
 #include "ctx.h"
 #include "tp.h"
 #include "spill.h"
+#include "ckpt.h"
 
 static size_t page_up(size_t x) { return (x + PEMS_PAGE - 1) & ~(size_t)(PEMS_PAGE - 1); }
 
@@ -329,6 +330,7 @@ static _Noreturn void ctx_corrupt(struct pems_rt *rt, struct pems_vp *vp, size_t
 {
 	char path[512];
 
+	pems_ckpt_corrupt(vp->disk_step);
 	pems_fatal("VP %u's context is corrupt: %s in its %s bytes [%zu, %zu), at offset %llu of %s (written in superstep %llu); the scratch disk or memory is failing, or something else wrote into the file",
 		   vp->pid, pems_spill_strerror(rc), from >= vp->disk_sp ? "stack" : "heap",
 		   from, from + len, (unsigned long long)(ctx_file_off(rt, vp) + from),

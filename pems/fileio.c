@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "rt.h"
@@ -34,10 +35,18 @@ int pems_fio_open(const char *path, int flags, int mode)
 {
 	int i, dfd, bfd;
 	bool direct;
+	struct stat st;
 
-	bfd = open(path, flags, mode);
+	/* a FIFO nobody writes to must not hang the open; it cannot be
+	 * read at offsets anyway */
+	bfd = open(path, flags | O_NONBLOCK, mode);
 	if (bfd < 0)
 		return -errno;
+	if (fstat(bfd, &st) || S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)) {
+		close(bfd);
+		return -ESPIPE;
+	}
+	fcntl(bfd, F_SETFL, fcntl(bfd, F_GETFL) & ~O_NONBLOCK);
 	/* the buffered twin serves small pieces: no readahead behind them */
 	posix_fadvise(bfd, 0, 0, POSIX_FADV_RANDOM);
 	dfd = pems_io_open(path, flags & ~(O_CREAT | O_TRUNC | O_EXCL), 0, &direct);

@@ -52,6 +52,7 @@
 #include "ctx.h"
 #include "msg.h"
 #include "tp.h"
+#include "ckpt.h"
 #include "spill.h"
 
 #define RA PEMS_MSG_RA	/* chunks read ahead per stream during delivery */
@@ -634,6 +635,8 @@ static void chunk_check(struct pems_worker *w, struct reader *r, const char *sto
 	char path[512];
 	int rc = pems_spill_unpack(w, stored, &c->blk, (void *)r->data, c->len);
 
+	if (rc)
+		pems_ckpt_corrupt(c->step);
 	if (rc)
 		pems_fatal("the message chunk of superstep %llu from worker %u to VP %u is corrupt: %s in %u bytes at offset %llu of %s; the scratch disk or memory is failing, or something else wrote into the file",
 			   (unsigned long long)c->step, c->writer, r->dst, pems_spill_strerror(rc),

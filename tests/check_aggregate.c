@@ -394,6 +394,79 @@ START_TEST(csv_input)
 }
 END_TEST
 
+/* splitmix64: the test's own key source (independent of pems-run gen) */
+static uint64_t mix64(uint64_t *st)
+{
+	uint64_t z = (*st += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+static void kv_against_reference(struct row *rows, size_t n, const char *procs)
+{
+	struct result r;
+	char *want;
+
+	write_file(file("f.kv"), rows, n * sizeof(*rows));
+	RUN(&r, "aggregate", "--quiet", "--agg", "count,sum,min,max", "--procs", procs,
+	    "--tmp", dir, file("f.kv"), file("f.csv"));
+	expect(&r, 0, "");
+	want = reference_csv(rows, n, "count,sum,min,max");	/* sorts rows */
+	expect_file(file("f.csv"), want);
+	free(want);
+}
+
+/* Keys spanning 2^63 or more with few rows per owner: the owner's
+ * bucket arithmetic once shifted by 64 (a crash, or a huge allocation). */
+START_TEST(full_range_keys)
+{
+	static const uint64_t five[] = { 1ull << 63, UINT64_MAX - 1, UINT64_MAX, 0, 1 };
+	static const char *const procs[] = { "1", "2", "3", "8", "64", "0" };
+	struct row *rows = malloc(100000 * sizeof(*rows));
+	uint64_t keys[1000], st = 21;
+	char csv[64 * 1000 + 64];
+	struct result r;
+	size_t i, len;
+	unsigned p, seed;
+
+	ck_assert_ptr_nonnull(rows);
+	for (p = 0; p < 6; p++) {
+		for (i = 0; i < 5; i++)
+			rows[i] = (struct row){ five[i], (int64_t)i - 2 };
+		kv_against_reference(rows, 5, procs[p]);
+		for (i = 0; i < 1000; i++)
+			rows[i] = (struct row){ five[i % 5], (int64_t)i };
+		kv_against_reference(rows, 1000, procs[p]);
+	}
+	for (seed = 0; seed < 4; seed++) {
+		for (i = 0; i < 1000; i++)
+			keys[i] = mix64(&st);
+		for (i = 0; i < 100000; i++)
+			rows[i] = (struct row){ keys[mix64(&st) % 1000], (int64_t)mix64(&st) >> 20 };
+		kv_against_reference(rows, 100000, seed & 1 ? "0" : "16");
+	}
+	len = (size_t)sprintf(csv, "key,value\n");
+	for (i = 0; i < 1000; i++)
+		len += (size_t)sprintf(csv + len, "%llu,1\n",
+				       i == 500 ? (unsigned long long)UINT64_MAX : (unsigned long long)i);
+	write_file(file("max.csv"), csv, len);
+	RUN(&r, "aggregate", "--quiet", "--input-format", "csv", "--tmp", dir, file("max.csv"),
+	    file("max.out"));
+	expect(&r, 0, "");
+	for (i = 0; i < 1000; i++)
+		rows[i] = (struct row){ i == 500 ? UINT64_MAX : i, 1 };
+	{
+		char *want = reference_csv(rows, 1000, "count");
+
+		expect_file(file("max.out"), want);
+		free(want);
+	}
+	free(rows);
+}
+END_TEST
+
 static void csv_error(const char *text, const char *key, const char *value, const char *msg)
 {
 	char want[1024];
@@ -699,6 +772,7 @@ static Suite *aggregate_suite(void)
 	tcase_add_test(tc, kv_output_layout);
 	tcase_add_test(tc, empty_input_and_one_group);
 	tcase_add_test(tc, csv_input);
+	tcase_add_test(tc, full_range_keys);
 	tcase_add_loop_test(tc, c_api_user_aggregate, 0, 3);
 	tcase_add_loop_test(tc, c_api_builtins, 0, 2);
 	tcase_add_test(te, exact_sums_and_overflow);

@@ -27,6 +27,7 @@ static const char body[] =
 	"arg 100%25\n"
 	"env HOME=/root\n"
 	"env PEMS_CKPT_EXEC=start_\n"
+	"envsize 40 3000 0\n"
 	"config 8 2 1 0 2 33554432 1073741824 262144 0 1048576 1\n"
 	"tmp 0 /scratch/a\n"
 	"tmp 1 /scratch/b\n"
@@ -85,6 +86,9 @@ START_TEST(test_parses_every_field)
 	ck_assert_str_eq(m.argv[2], "");
 	ck_assert_str_eq(m.argv[3], "100%");
 	ck_assert_uint_eq(m.envc, 2);
+	ck_assert_uint_eq(m.env_count, 40);
+	ck_assert_uint_eq(m.env_bytes, 3000);
+	ck_assert(!m.launched);
 	ck_assert_uint_eq(m.v, 8);
 	ck_assert_uint_eq(m.ndirs, 2);
 	ck_assert_str_eq(m.tmp[1], "/scratch/b");
@@ -146,6 +150,9 @@ START_TEST(test_refuses_damaged_lines)
 		{ "file 0 0 12 11 1", "file 999 0 12 11 1" },
 		{ "layout 555555559000", "layout 55555555900g" },
 		{ "config 8 2 1 0 2", "config 8 2 1 0 0" },		/* no scratch dir */
+		{ "envsize 40 3000 0\n", "" },				/* no layout */
+		{ "envsize 40 3000 0\n", "envsize 0 3000 0\n" },
+		{ "envsize 40 3000 0\n", "envsize 40 3000 2\n" },
 	};
 	struct pems_manifest m;
 	char err[128];

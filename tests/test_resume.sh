@@ -217,7 +217,7 @@ if want refusals; then
 	STEPS=$BUILD/examples/steps
 	stopped_run() {	# leave a checkpoint in ck.ref
 		rm -rf ck.ref
-		env PEMS_PROCS=4 PEMS_MEM="$MEM" PEMS_TMP="$PWD" PEMS_CHECKPOINT_DIR=ck.ref \
+		env SECRET_TOKEN=s3cr3t-t0ken PEMS_PROCS=4 PEMS_MEM="$MEM" PEMS_TMP="$PWD" PEMS_CHECKPOINT_DIR=ck.ref \
 			PEMS_CHECKPOINT_EVERY=1 "$STEPS" 200 20 >/dev/null 2>&1 &
 		local pid=$! i
 		for ((i = 0; i < 1200; i++)); do	# a minute at most (a loaded machine)
@@ -240,6 +240,22 @@ if want refusals; then
 		fi
 	}
 
+	# the manifest keeps no other variable (a token of the user's shell)
+	# and the checkpoint is private; resume runs in a different, smaller
+	# environment (the recorded PEMS_* come back, the layout is padded)
+	if stopped_run; then
+		modes=$(stat -c '%a %n' ck.ref ck.ref/* | grep -v '^700 ck.ref$' | grep -v '^600 ')
+		nenv=$(grep -c '^env ' ck.ref/manifest)
+		if grep -q s3cr3t ck.ref/*; then
+			fail "secret: the checkpoint holds SECRET_TOKEN's value"
+		elif [[ -n $modes ]]; then
+			fail "secret: checkpoint files not private: $modes"
+		elif ! env -i PATH="$PATH" "$RUN" resume ck.ref >steps.out 2>steps.err; then
+			fail "secret: resume in a minimal environment failed: $(tail -2 steps.err)"
+		else
+			ok "secret: not in the manifest ($nenv env lines), files 0600, resumed under env -i"
+		fi
+	fi
 	# a changed input is refused, before anything runs
 	if stopped_run; then
 		"$RUN" gen --format u64 --count 64K --seed 1 refuse.in

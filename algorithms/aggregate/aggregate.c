@@ -658,12 +658,13 @@ static int read_header(void)
 	struct pems_aggregate_job *job = S.job;
 	char *buf, *nl, why[256];
 	ssize_t got;
+	size_t bom;
 	int fd, rc;
 
 	buf = malloc(1u << 20);
 	if (!buf)
 		return -ENOMEM;
-	fd = open(job->in, O_RDONLY | O_CLOEXEC);
+	fd = open(job->in, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0) {
 		rc = -errno;
 		free(buf);
@@ -688,7 +689,10 @@ static int read_header(void)
 		return -EINVAL;
 	}
 	S.hdr_end = nl ? (uint64_t)(nl - buf) + 1 : (uint64_t)got;
-	rc = pems_csv_kv_header(&S.csv, buf, S.hdr_end - (nl ? 1 : 0), job->key_col,
+	/* a UTF-8 byte order mark (spreadsheet exports) is not part of the
+	 * first column's name */
+	bom = got >= 3 && !memcmp(buf, "\xef\xbb\xbf", 3) ? 3 : 0;
+	rc = pems_csv_kv_header(&S.csv, buf + bom, S.hdr_end - (nl ? 1 : 0) - bom, job->key_col,
 				job->value_col, why, sizeof(why));
 	if (rc)
 		snprintf(job->errmsg, sizeof(job->errmsg), "%s: %s", job->in, why);
@@ -756,13 +760,12 @@ static int check_aggs(struct pems_aggregate_job *job)
 static int check_input(struct pems_aggregate_job *job)
 {
 	struct stat st;
-	int rc;
+	int fd, rc;
 
-	if (stat(job->in, &st)) {
-		rc = -errno;
-		fprintf(stderr, "pems: error: aggregate: %s: %s\n", job->in, strerror(errno));
-		return rc;
-	}
+	fd = pems_input_open("aggregate", job->in, &st);	/* no FIFO, never blocks */
+	if (fd < 0)
+		return fd;
+	close(fd);
 	S.size = (uint64_t)st.st_size;
 	if (job->in_fmt == PEMS_AGG_IN_KV && S.size % 16) {
 		snprintf(job->errmsg, sizeof(job->errmsg),
@@ -790,19 +793,22 @@ int pems_aggregate(struct pems_aggregate_job *job)
 	job->errmsg[0] = '\0';
 	job->rows = job->groups = 0;
 	rc = check_aggs(job);
+	if (rc)
+		return rc;
+	pems_job_init(&j, "aggregate", job->cfg, job->progress, job->progress_arg, agg_poll, NULL);
+	j.own_errors = true;
+	rc = pems_job_lock(&j, job->out);	/* before any work */
 	if (!rc)
 		rc = check_input(job);
 	if (rc)
-		return rc;
+		return pems_job_end(&j, rc, false, 0);
 	S.fmt.kv = job->out_fmt == PEMS_AGG_OUT_KV;
 	S.fmt.naggs = job->naggs;
 	S.fmt.aggs = job->aggs;
 	S.hdr_len = agg_format_header(&S.fmt, S.hdr, sizeof(S.hdr));
-	pems_job_init(&j, "aggregate", job->cfg, job->progress, job->progress_arg, agg_poll, NULL);
-	j.own_errors = true;
 	rc = plan(&j.cfg, S.size, &env);
 	if (rc)
-		return rc;
+		return pems_job_end(&j, rc, false, 0);
 	S.v = j.cfg.procs;
 	rc = pems_job_input(&j, job->in);
 	if (!rc)

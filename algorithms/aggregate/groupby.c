@@ -1018,7 +1018,7 @@ static void absorb(struct pems_groupby *g, uint8_t *recv, size_t bytes)
 {
 	size_t slot = g->sp.slot, off, nraw = 0, npart = 0, i, nb, b, maxb = 0;
 	uint64_t lo = UINT64_MAX, hi = 0, span;
-	unsigned bits = 0, nbits = 0, shift;
+	unsigned bits, nbits, shift;
 	size_t *rpos, *ppos, *rcnt, *pcnt;
 	struct agg_pair *tmp;
 	uint32_t *cnt;
@@ -1047,13 +1047,16 @@ static void absorb(struct pems_groupby *g, uint8_t *recv, size_t bytes)
 	}
 	if (nraw + npart == 0)
 		lo = hi = 0;
+	/* bits = width of span (0..64); nbits >= 1 keeps shift <= 63, so
+	 * every (key - lo) >> shift is defined and below 2^nbits (a span
+	 * of 2^63 or more over few rows would otherwise shift by 64) */
 	span = hi - lo;
-	while (bits < 64 && (span >> bits))
-		bits++;
+	bits = span ? 64 - (unsigned)__builtin_clzll(span) : 0;
+	nbits = 1;
 	while (nbits < BUCKET_BITS && ((size_t)BUCKET << nbits) < nraw + npart)
 		nbits++;
 	shift = bits > nbits ? bits - nbits : 0;
-	nb = (size_t)(span >> shift) + 1;
+	nb = (size_t)(span >> shift) + 1;	/* <= 2^nbits */
 	rcnt = pems_calloc(nb, sizeof(*rcnt));
 	pcnt = pems_calloc(nb, sizeof(*pcnt));
 	rpos = pems_malloc(nb * sizeof(*rpos));

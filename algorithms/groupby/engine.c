@@ -577,15 +577,19 @@ int pems_csv_groupby(struct pems_csv_groupby_job *job)
 static int groupby_files(struct pems_csv_groupby_job *job)
 {
 	struct pems_config cfg = job->cfg ? *job->cfg : *pems_current_config();
-	char tmp[4096];
-	int rc = setup(job);
+	struct pems_output out;
+	int rc = pems_output_lock(&out, "groupby", job->out);	/* before any work */
 
+	if (rc)
+		return rc;
+	rc = setup(job);
 	if (!rc)
 		rc = plan(&cfg);
 	if (rc) {
 		if (rc != -EINVAL && rc != -PEMS_E_BUDGET && !job->errmsg[0])
 			fprintf(stderr, "pems: error: groupby: %s: %s\n", job->in, pems_strerror(rc));
 		free(GB.hdr);
+		pems_output_unlock(&out);
 		return rc == -PEMS_E_BUDGET ? rc : (job->errmsg[0] ? -EINVAL : rc);
 	}
 	GB.v = cfg.procs;
@@ -593,19 +597,22 @@ static int groupby_files(struct pems_csv_groupby_job *job)
 	if (GB.in < 0) {
 		fprintf(stderr, "pems: error: groupby: %s: %s\n", job->in, strerror(-GB.in));
 		free(GB.hdr);
+		pems_output_unlock(&out);
 		return GB.in;
 	}
-	rc = pems_output_create("groupby", job->out, false, 0, tmp, sizeof(tmp), &GB.out);
+	rc = pems_output_create(&out, &cfg, false, 0);
 	if (!rc) {
+		GB.out = out.handle;
 		rc = run(job, &cfg);
 		if (!rc && atomic_load(&GB.failed))
 			rc = -EINVAL;
-		rc = pems_output_commit(job->out, tmp, GB.out, rc, false, 0);
+		rc = pems_output_commit(&out, rc, false, 0);
 		if (rc && rc != -EINVAL)
 			fprintf(stderr, "pems: error: groupby: finishing %s: %s\n", job->out,
 				pems_strerror(rc));
 	}
 	pems_file_close(GB.in);
 	free(GB.hdr);
+	pems_output_unlock(&out);
 	return rc;
 }

@@ -25,7 +25,7 @@ static int open_data(struct dfile *f, const char *path, const char *what, uint32
 	memset(f, 0, sizeof(*f));
 	f->path = path;
 	f->fd = -1;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);	/* a FIFO must not hang */
 	if (fd < 0 || fstat(fd, &st)) {
 		int rc = -errno;
 
@@ -34,6 +34,12 @@ static int open_data(struct dfile *f, const char *path, const char *what, uint32
 		if (fd >= 0)
 			close(fd);
 		return rc;
+	}
+	if (pems_input_kind(st.st_mode)) {
+		fprintf(stderr, "pems: error: sgd: %s '%s' is %s; sgd reads a regular file, at offsets and once per epoch: save the data to a file first\n",
+			what, path, pems_input_kind(st.st_mode));
+		close(fd);
+		return -ESPIPE;
 	}
 	f->size = (uint64_t)st.st_size;
 	if (j->format == PEMS_SGD_DENSE) {
@@ -355,7 +361,9 @@ int pems_sgd(struct pems_sgd_job *job)
 	r0 = pems_rank() == 0;
 	sgd_reset(job);
 	pems_job_init(&j, "sgd", job->cfg, job->progress, job->progress_arg, sgd_poll, NULL);
-	rc = sgd_setup(job);
+	rc = pems_job_lock(&j, job->out);	/* before any work */
+	if (!rc)
+		rc = sgd_setup(job);
 	if (!rc)
 		rc = plan(&j.cfg);
 	if (!rc)

@@ -225,6 +225,7 @@ struct classifier {
 static void classifier_init(struct classifier *c, const struct skey *spl)
 {
 	uint64_t span, i, ncell = 1u << TBITS;
+	unsigned a0, b0;
 
 	c->spl = spl;
 	c->cell = pems_malloc(ncell * sizeof(*c->cell));
@@ -236,11 +237,15 @@ static void classifier_init(struct classifier *c, const struct skey *spl)
 	c->base = spl[0].hi;
 	c->top = spl[S.v - 2].hi;
 	span = c->top - c->base;
-	for (c->shift = 0; c->shift < 64 && (span >> c->shift) >= ncell; c->shift++)
+	/* shift <= 48: span < 2^64 */
+	for (c->shift = 0; (span >> c->shift) >= ncell; c->shift++)
 		;
-	for (i = 0; i < ncell; i++) {
+	/* lo_key and hi_key grow with i up to the first cell past the range,
+	 * so the bounds (the number of splitters <= each) are one sweep over
+	 * the splitters, not two searches per cell (v of these per run) */
+	for (i = 0, a0 = b0 = 0; i < ncell; i++) {
 		uint64_t lo_key = c->base + (i << c->shift);
-		uint64_t hi_key = c->shift == 64 ? UINT64_MAX : lo_key + ((1ull << c->shift) - 1);
+		uint64_t hi_key = lo_key + ((1ull << c->shift) - 1);
 		struct skey a = { lo_key, 0, 0 }, b = { hi_key, UINT64_MAX, UINT64_MAX };
 
 		if (lo_key < c->base || lo_key > c->top) {	/* past the range */
@@ -248,9 +253,13 @@ static void classifier_init(struct classifier *c, const struct skey *spl)
 			continue;
 		}
 		if (hi_key < lo_key)
-			hi_key = UINT64_MAX;
-		c->cell[i][0] = search(spl, &a, 0, S.v - 1);
-		c->cell[i][1] = search(spl, &b, 0, S.v - 1);
+			b.hi = UINT64_MAX;
+		while (a0 < S.v - 1 && key_cmp(&spl[a0], &a) <= 0)
+			a0++;
+		while (b0 < S.v - 1 && key_cmp(&spl[b0], &b) <= 0)
+			b0++;
+		c->cell[i][0] = a0;
+		c->cell[i][1] = b0;
 	}
 }
 
@@ -762,17 +771,18 @@ int pems_sort(const struct pems_sort_job *job)
 	memset(&S, 0, sizeof(S));
 	S.job = job;
 	S.rec = pems_format_size(job->fmt);
-	rc = check_input(job, &bytes);
-	if (rc)
-		return rc;
 	pems_job_init(&j, "sort", job->cfg, job->progress, job->progress_arg, sort_poll, NULL);
-	rc = plan(&j.cfg, bytes, &env);
+	rc = pems_job_lock(&j, job->out);	/* before any work */
+	if (!rc)
+		rc = check_input(job, &bytes);
+	if (!rc)
+		rc = plan(&j.cfg, bytes, &env);
 	/* scratch: the messages, plus a sixteenth for the sampling's
 	 * imbalance and 256 MiB of contexts */
 	if (!rc)
 		rc = pems_job_space(&j, job->out, bytes + bytes / 16 + (256u << 20), bytes);
 	if (rc)
-		return rc;
+		return pems_job_end(&j, rc, false, 0);
 	S.v = j.cfg.procs;
 	trace_plan(&j.cfg);
 	rc = pems_job_input(&j, job->in);

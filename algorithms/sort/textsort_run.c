@@ -290,18 +290,21 @@ static int setup(struct pems_textsort_job *job, struct pems_config *cfg)
 int pems_textsort(struct pems_textsort_job *job)
 {
 	struct pems_config cfg = job->cfg ? *job->cfg : *pems_current_config();
-	char tmp_path[4096];
+	struct pems_output out;
 	uint64_t size;
 	int rc;
 
 	memset(&S, 0, sizeof(S));
 	S.job = job;
 	S.ts = job->ts;
+	rc = pems_output_lock(&out, "sort", job->out);	/* before any work */
+	if (rc)
+		return rc;
 	rc = setup(job, &cfg);
 	if (rc) {
 		if (rc != -PEMS_E_BUDGET && rc != -EINVAL && rc != -PEMS_E_SCRATCH)
 			fprintf(stderr, "pems: error: sort: %s: %s\n", job->in, pems_strerror(rc));
-		return rc;
+		goto out_unlock;
 	}
 	S.v = cfg.procs;
 	S.max_rec = cfg.mu / 8;	/* read, copied, received, gathered: fits mu */
@@ -311,22 +314,24 @@ int pems_textsort(struct pems_textsort_job *job)
 			S.max_rec >> 10);
 	S.in = pems_file_open(job->in, O_RDONLY, 0);
 	if (S.in < 0) {
-		fprintf(stderr, "pems: error: sort: %s: %s\n", job->in, strerror(-S.in));
-		return S.in;
+		rc = S.in;
+		fprintf(stderr, "pems: error: sort: %s: %s\n", job->in, strerror(-rc));
+		goto out_unlock;
 	}
-	rc = pems_output_create("sort", job->out, true, S.out_size, tmp_path, sizeof(tmp_path),
-				&S.out);
-	if (rc) {
-		pems_file_close(S.in);
-		return rc;
-	}
+	rc = pems_output_create(&out, &cfg, true, S.out_size);
+	if (rc)
+		goto out_close;
+	S.out = out.handle;
 	rc = run(job, &cfg);
 	size = S.ts->unique ? S.unique_total : S.out_size;
-	rc = pems_output_commit(job->out, tmp_path, S.out, rc, S.ts->unique, size);
+	rc = pems_output_commit(&out, rc, S.ts->unique, size);
 	if (rc)
 		fprintf(stderr, "pems: error: sort: finishing %s: %s\n", job->out, pems_strerror(rc));
 	else
 		job->out_bytes = size;
+out_close:
 	pems_file_close(S.in);
+out_unlock:
+	pems_output_unlock(&out);
 	return rc;
 }
