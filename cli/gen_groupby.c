@@ -31,6 +31,53 @@ static const char gb_help[] =
 
 enum { OPT_ROWS = CLI_OPT_FIRST_LOCAL, OPT_K, OPT_NA, OPT_SORTED, OPT_SEED };
 
+struct gb_args {
+	struct pems_gen_groupby *g;
+	bool *quiet;
+	bool have_rows;
+};
+
+static int gb_option(void *ctx, int c, const char *arg)
+{
+	struct gb_args *a = ctx;
+	struct pems_gen_groupby *g = a->g;
+	char *end;
+
+	switch (c) {
+	case CLI_OPT_FORMAT:
+		return 0;
+	case OPT_ROWS:
+		a->have_rows = true;
+		if (cli_parse_u64(arg, true, &g->rows) || g->rows > (1ull << 50))
+			return cli_usage("gen: --rows %s: not a row count; give e.g. --rows 10M",
+					 arg);
+		return 0;
+	case OPT_K:
+		if (cli_parse_u64(arg, true, &g->k) || !g->k || g->k > 1000000)
+			return cli_usage("gen: --k %s: give a group count 1..1000000, e.g. --k 100",
+					 arg);
+		return 0;
+	case OPT_NA:
+		g->na = strtod(arg, &end);
+		if (end == arg || *end || !(g->na >= 0 && g->na <= 100))
+			return cli_usage("gen: --na %s: give a percentage 0..100, e.g. --na 5",
+					 arg);
+		return 0;
+	case OPT_SORTED:
+		g->sorted = true;
+		return 0;
+	case OPT_SEED:
+		if (cli_parse_u64(arg, false, &g->seed))
+			return cli_usage("gen: --seed %s: not a 64-bit number", arg);
+		return 0;
+	case CLI_OPT_QUIET:
+		*a->quiet = true;
+		return 0;
+	default:
+		return CLI_EXIT_USAGE;
+	}
+}
+
 static int gb_parse(int argc, char **argv, struct pems_gen_groupby *g, const char **out,
 		    bool *quiet)
 {
@@ -45,54 +92,15 @@ static int gb_parse(int argc, char **argv, struct pems_gen_groupby *g, const cha
 		{ "help", no_argument, NULL, CLI_OPT_HELP },
 		{ NULL, 0, NULL, 0 }
 	};
-	bool have_rows = false;
-	char *end;
-	int c;
+	static const char *const help[] = { gb_help, NULL };
+	struct gb_args a = { .g = g, .quiet = quiet };
+	int rc = cli_getopt(argc, argv, "gen", longopts, help, gb_option, &a);
 
-	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-		switch (c) {
-		case CLI_OPT_HELP:
-			fputs(gb_help, stdout);
-			return -1;
-		case '?':
-		case ':':
-			return cli_bad_option("gen", c, argv);
-		case CLI_OPT_FORMAT:
-			break;
-		case OPT_ROWS:
-			have_rows = true;
-			if (cli_parse_u64(optarg, true, &g->rows) || g->rows > (1ull << 50))
-				return cli_usage("gen: --rows %s: not a row count; give e.g. --rows 10M",
-						 optarg);
-			break;
-		case OPT_K:
-			if (cli_parse_u64(optarg, true, &g->k) || !g->k || g->k > 1000000)
-				return cli_usage("gen: --k %s: give a group count 1..1000000, e.g. --k 100",
-						 optarg);
-			break;
-		case OPT_NA:
-			g->na = strtod(optarg, &end);
-			if (end == optarg || *end || !(g->na >= 0 && g->na <= 100))
-				return cli_usage("gen: --na %s: give a percentage 0..100, e.g. --na 5",
-						 optarg);
-			break;
-		case OPT_SORTED:
-			g->sorted = true;
-			break;
-		case OPT_SEED:
-			if (cli_parse_u64(optarg, false, &g->seed))
-				return cli_usage("gen: --seed %s: not a 64-bit number", optarg);
-			break;
-		case CLI_OPT_QUIET:
-			*quiet = true;
-			break;
-		default:
-			return CLI_EXIT_USAGE;
-		}
-	}
+	if (rc)
+		return rc;
 	if (g->sorted && g->k > 4096)
 		return cli_usage("gen: --sorted needs --k 4096 or less");
-	if (!have_rows)
+	if (!a.have_rows)
 		return cli_usage("gen: --rows is required for --format groupby");
 	if (optind != argc - 1)
 		return cli_usage("gen: expected one output file; see 'pems-run gen --format groupby --help'");

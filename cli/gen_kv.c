@@ -27,6 +27,59 @@ static const char kv_help[] =
 
 enum { OPT_COUNT = CLI_OPT_FIRST_LOCAL, OPT_SEED, OPT_SKEW, OPT_GROUPS };
 
+struct kv_args {
+	struct pems_gen_kv *g;
+	bool *quiet;
+	bool have_count;
+};
+
+static int kv_option(void *ctx, int c, const char *arg)
+{
+	struct kv_args *a = ctx;
+	struct pems_gen_kv *g = a->g;
+	char *end;
+
+	switch (c) {
+	case CLI_OPT_FORMAT:
+		return 0;
+	case OPT_COUNT:
+		a->have_count = true;
+		if (cli_parse_u64(arg, true, &g->count) || g->count > UINT64_MAX / 32)
+			return cli_usage("gen: --count %s: not a record count; give e.g. --count 1M",
+					 arg);
+		return 0;
+	case OPT_GROUPS:
+		if (cli_parse_u64(arg, true, &g->groups))
+			return cli_usage("gen: --groups %s: not a number; give e.g. --groups 1000000",
+					 arg);
+		return 0;
+	case OPT_SEED:
+		if (cli_parse_u64(arg, false, &g->seed))
+			return cli_usage("gen: --seed %s: not a 64-bit number", arg);
+		return 0;
+	case OPT_SKEW:
+		if (!strcmp(arg, "uniform")) {
+			g->zipf = 0;
+		} else if (!strcmp(arg, "zipf")) {
+			g->zipf = 1.1;
+		} else if (!strncmp(arg, "zipf:", 5)) {
+			g->zipf = strtod(arg + 5, &end);
+			if (end == arg + 5 || *end || !(g->zipf > 0) || g->zipf > 100)
+				return cli_usage("gen: --skew %s: give zipf:S with 0 < S <= 100, e.g. zipf:1.1",
+						 arg);
+		} else {
+			return cli_usage("gen: --skew %s: unknown distribution for kv; use uniform or zipf:S",
+					 arg);
+		}
+		return 0;
+	case CLI_OPT_QUIET:
+		*a->quiet = true;
+		return 0;
+	default:
+		return CLI_EXIT_USAGE;
+	}
+}
+
 static int kv_parse(int argc, char **argv, struct pems_gen_kv *g, const char **out,
 		    bool *quiet)
 {
@@ -40,58 +93,13 @@ static int kv_parse(int argc, char **argv, struct pems_gen_kv *g, const char **o
 		{ "help", no_argument, NULL, CLI_OPT_HELP },
 		{ NULL, 0, NULL, 0 }
 	};
-	bool have_count = false;
-	char *end;
-	int c;
+	static const char *const help[] = { kv_help, NULL };
+	struct kv_args a = { .g = g, .quiet = quiet };
+	int rc = cli_getopt(argc, argv, "gen", longopts, help, kv_option, &a);
 
-	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-		switch (c) {
-		case CLI_OPT_HELP:
-			fputs(kv_help, stdout);
-			return -1;
-		case '?':
-		case ':':
-			return cli_bad_option("gen", c, argv);
-		case CLI_OPT_FORMAT:
-			break;
-		case OPT_COUNT:
-			have_count = true;
-			if (cli_parse_u64(optarg, true, &g->count) || g->count > UINT64_MAX / 32)
-				return cli_usage("gen: --count %s: not a record count; give e.g. --count 1M",
-						 optarg);
-			break;
-		case OPT_GROUPS:
-			if (cli_parse_u64(optarg, true, &g->groups))
-				return cli_usage("gen: --groups %s: not a number; give e.g. --groups 1000000",
-						 optarg);
-			break;
-		case OPT_SEED:
-			if (cli_parse_u64(optarg, false, &g->seed))
-				return cli_usage("gen: --seed %s: not a 64-bit number", optarg);
-			break;
-		case OPT_SKEW:
-			if (!strcmp(optarg, "uniform")) {
-				g->zipf = 0;
-			} else if (!strcmp(optarg, "zipf")) {
-				g->zipf = 1.1;
-			} else if (!strncmp(optarg, "zipf:", 5)) {
-				g->zipf = strtod(optarg + 5, &end);
-				if (end == optarg + 5 || *end || !(g->zipf > 0) || g->zipf > 100)
-					return cli_usage("gen: --skew %s: give zipf:S with 0 < S <= 100, e.g. zipf:1.1",
-							 optarg);
-			} else {
-				return cli_usage("gen: --skew %s: unknown distribution for kv; use uniform or zipf:S",
-						 optarg);
-			}
-			break;
-		case CLI_OPT_QUIET:
-			*quiet = true;
-			break;
-		default:
-			return CLI_EXIT_USAGE;
-		}
-	}
-	if (!have_count)
+	if (rc)
+		return rc;
+	if (!a.have_count)
 		return cli_usage("gen: --count is required");
 	if (optind != argc - 1)
 		return cli_usage("gen: expected one output file; see 'pems-run gen --format kv --help'");

@@ -43,7 +43,8 @@ static const char sort_help_head[] =
 	"  -u, --unique      output only the first of lines with equal keys\n"
 	"  -z, --zero-terminated  lines end with NUL, not newline\n"
 	"  -o, --output OUT  write to OUT\n"
-	"  -S, --buffer-size SIZE  the same as --mem\n"
+	"  -S, --buffer-size SIZE  the same as --mem, read as GNU sort does (a bare\n"
+	"                    number is KiB, N% a share of the memory)\n"
 	"  -T, --temporary-directory DIR  the same as --tmp\n"
 	"  --parallel N      the same as --threads\n"
 	"  -h, --help        show this help\n"
@@ -95,6 +96,32 @@ static int opt_u64(const char *name, const char *arg, uint64_t *v)
 	return 0;
 }
 
+/* -S SIZE as GNU sort reads it: a bare number is KiB, 'b' bytes, N%
+ * that share of the physical memory; K/M/G/T as for --mem. */
+static int buffer_size(struct sort_args *a, const char *arg)
+{
+	char buf[64];
+	size_t n = strlen(arg);
+	uint64_t pct;
+
+	if (n && n < sizeof(buf) - 2 && arg[n - 1] == '%') {
+		snprintf(buf, sizeof(buf), "%.*s", (int)(n - 1), arg);
+		if (cli_parse_u64(buf, false, &pct) || !pct || pct > 100)
+			return cli_usage("sort: -S %s: give a size or a percentage of memory", arg);
+		a->rt.cfg.mem = (size_t)((uint64_t)sysconf(_SC_PHYS_PAGES) *
+					 (uint64_t)sysconf(_SC_PAGESIZE) / 100 * pct);
+		return 0;
+	}
+	if (n && n < sizeof(buf) - 2 && strspn(arg, "0123456789") == n)
+		snprintf(buf, sizeof(buf), "%sK", arg);
+	else if (n > 1 && n < sizeof(buf) - 2 && arg[n - 1] == 'b' &&
+		 strspn(arg, "0123456789") == n - 1)
+		snprintf(buf, sizeof(buf), "%.*s", (int)(n - 1), arg);
+	else
+		snprintf(buf, sizeof(buf), "%s", arg);
+	return cli_runtime_option(&a->rt, "sort", CLI_OPT_MEM, buf);
+}
+
 static int sort_option(void *ctx, int c, const char *arg)
 {
 	struct sort_args *a = ctx;
@@ -115,7 +142,7 @@ static int sort_option(void *ctx, int c, const char *arg)
 	case 'u': a->unique = true; return 0;
 	case 'z': a->zero = true; return 0;
 	case 'o': a->out = arg; return 0;
-	case 'S': return cli_runtime_option(&a->rt, "sort", CLI_OPT_MEM, arg);
+	case 'S': return buffer_size(a, arg);
 	case 'T': return cli_runtime_option(&a->rt, "sort", CLI_OPT_TMP, arg);
 	case OPT_PARALLEL: return cli_runtime_option(&a->rt, "sort", CLI_OPT_THREADS, arg);
 	case 'b': case 'd': case 'f': case 'g': case 'i': case 'n': case 'r': case 'V':

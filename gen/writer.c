@@ -24,12 +24,13 @@ struct run {
 	atomic_int err;			/* first -errno */
 };
 
-int gen_write_all(int fd, const void *p, size_t n)
+/* all of @n bytes at @off (pwrite), or at the file position when @off < 0 */
+static int io_all(int fd, const void *p, size_t n, int64_t off)
 {
 	const char *c = p;
 
 	while (n) {
-		ssize_t w = write(fd, c, n);
+		ssize_t w = off < 0 ? write(fd, c, n) : pwrite(fd, c, n, (off_t)off);
 
 		if (w < 0 && errno == EINTR)
 			continue;
@@ -37,8 +38,14 @@ int gen_write_all(int fd, const void *p, size_t n)
 			return w < 0 ? -errno : -EIO;
 		c += w;
 		n -= (size_t)w;
+		off += off < 0 ? 0 : w;
 	}
 	return 0;
+}
+
+int gen_write_all(int fd, const void *p, size_t n)
+{
+	return io_all(fd, p, n, -1);
 }
 
 int gen_to_file(const char *out, int (*body)(int fd, void *arg), void *arg)
@@ -61,23 +68,6 @@ int gen_to_file(const char *out, int (*body)(int fd, void *arg), void *arg)
 	return rc;
 }
 
-static int write_all(int fd, const uint8_t *buf, size_t len, uint64_t off)
-{
-	ssize_t n;
-
-	while (len) {
-		n = pwrite(fd, buf, len, (off_t)off);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -EIO;
-		buf += n;
-		len -= (size_t)n;
-		off += (uint64_t)n;
-	}
-	return 0;
-}
-
 /* Make and write blocks until none is left; @draw: report progress. */
 static void blocks(struct run *r, uint8_t *buf, bool draw)
 {
@@ -94,7 +84,7 @@ static void blocks(struct run *r, uint8_t *buf, bool draw)
 		n = f->count - first < f->per_block ? f->count - first : f->per_block;
 		rc = f->fill(f->g, first, n, buf);
 		if (!rc)
-			rc = write_all(r->fd, buf, n * f->item, f->off0 + first * f->item);
+			rc = io_all(r->fd, buf, n * f->item, (int64_t)(f->off0 + first * f->item));
 		if (rc) {
 			atomic_store(&r->err, rc);
 			break;
@@ -156,7 +146,7 @@ int gen_write(const struct gen_file *f, const char *out)
 		return -errno;
 	r.nblocks = (f->count + f->per_block - 1) / f->per_block;
 	if (f->off0)
-		rc = write_all(r.fd, f->head, f->off0, 0);
+		rc = io_all(r.fd, f->head, f->off0, 0);
 	if (!rc)
 		rc = run_threads(&r);
 	if (!rc && ftruncate(r.fd, (off_t)(f->off0 + f->count * f->item)))

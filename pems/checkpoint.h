@@ -7,6 +7,7 @@
 #define PEMS_CHECKPOINT_H
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -66,5 +67,7 @@ struct pems_manifest {
 int pems_manifest_parse(const char *text, size_t len, struct pems_manifest *m,
 			char *err, size_t errlen);
 void pems_manifest_free(struct pems_manifest *m);
+/* Write @s to @f escaped as a manifest field (the parser's inverse). */
+void pems_mf_put_esc(FILE *f, const char *s);
 
 #endif

@@ -7,6 +7,7 @@
  * one clock read per barrier, and a failed allocation loses only the
  * records after it.
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -29,16 +30,23 @@ static double cpu_secs(void)
 	return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+/* the byte counters a record takes from pems_stats */
+static const struct { size_t st, step; } ctr[] = {
+#define C(f) { offsetof(struct pems_stats, f), offsetof(struct pems_step, f) }
+	C(ctx_read), C(ctx_written), C(msg_read), C(msg_written), C(file_read), C(file_written),
+	C(h_bytes),
+#undef C
+};
+
+static uint64_t *u64_at(const void *base, size_t off)
+{
+	return (uint64_t *)(void *)((char *)(uintptr_t)base + off);
+}
+
 /* One record from cumulative counters @st, of which this rank's share is
  * 1/@scale (the totals of all ranks at the end, 1 at a barrier). */
 static void rec_add(const struct pems_stats *st, double scale)
 {
-	const uint64_t a[7] = { st->ctx_read, st->ctx_written, st->msg_read, st->msg_written,
-				st->file_read, st->file_written, st->h_bytes };
-	const uint64_t b[7] = { rec.last.ctx_read, rec.last.ctx_written, rec.last.msg_read,
-				rec.last.msg_written, rec.last.file_read, rec.last.file_written,
-				rec.last.h_bytes };
-	uint64_t d[7];
 	struct pems_step *x;
 	unsigned i;
 
@@ -57,15 +65,12 @@ static void rec_add(const struct pems_stats *st, double scale)
 	rec.last_cpu += x->cpu;
 	x->compute_secs = st->compute_secs / scale - rec.last.compute_secs;
 	x->io_wait_secs = st->io_wait_secs / scale - rec.last.io_wait_secs;
-	for (i = 0; i < 7; i++)
-		d[i] = a[i] / scale > b[i] ? (uint64_t)(a[i] / scale) - b[i] : 0;
-	x->ctx_read = d[0];
-	x->ctx_written = d[1];
-	x->msg_read = d[2];
-	x->msg_written = d[3];
-	x->file_read = d[4];
-	x->file_written = d[5];
-	x->h_bytes = d[6];
+	for (i = 0; i < sizeof(ctr) / sizeof(ctr[0]); i++) {
+		double a = *u64_at(st, ctr[i].st) / scale;
+		uint64_t b = *u64_at(&rec.last, ctr[i].st);
+
+		*u64_at(x, ctr[i].step) = a > b ? (uint64_t)a - b : 0;
+	}
 	rec.last = *st;
 }
 

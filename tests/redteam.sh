@@ -77,7 +77,7 @@ second() {
 
 # one_owner_try KIND: one try of KIND (out, twice, resume)
 one_owner_try() {
-	local kind=$1 out=own.$1 pid rc alive first=("$RUN" "${OWN[@]}")
+	local kind=$1 out=own.$1 pid rc alive kept first=("$RUN" "${OWN[@]}")
 	rm -rf "$out" "$out".*
 	case $kind in
 	out) first+=(--checkpoint-every off "$out") ;;
@@ -95,10 +95,10 @@ one_owner_try() {
 	"${first[@]}" >first.out 2>&1 &
 	pid=$!
 	rsleep 0 2000
+	kept=1
 	if [[ $kind == resume ]]; then
 		second $pid "$RUN" resume "$out.pems-ckpt"
-		[[ -f $out.pems-ckpt/manifest ]] || ! kill -0 $pid 2>/dev/null || SURVIVED=$((SURVIVED - 1))
-		SURVIVED=$((SURVIVED + 1))
+		[[ -f $out.pems-ckpt/manifest ]] || ! kill -0 $pid 2>/dev/null || kept=0
 	else
 		second $pid "${first[@]}"
 	fi
@@ -111,6 +111,7 @@ one_owner_try() {
 		return
 	fi
 	TRIED=$((TRIED + 1))
+	SURVIVED=$((SURVIVED + kept))
 	((SECOND_MS > MAXMS)) && MAXMS=$SECOND_MS
 	((SECOND_OK)) || fail "owners $kind: second job: exit $SECOND_RC: $(head -2 second.out)"
 	((SECOND_MS < 1000)) || fail "owners $kind: the second job took $SECOND_MS ms to refuse"

@@ -85,6 +85,10 @@ for f in in1.txt in2.txt in3.txt in4.txt edge.txt nul.txt; do
 done
 echo "gnu matrix: $passes cases equal to LC_ALL=C sort"
 
+# -S as GNU reads it: a bare number is KiB (48M = 49152K)
+"$RUN" sort --quiet -S 49152 --tmp s in1.txt sk.out && sort in1.txt | cmp -s - sk.out && ok ||
+	fail "-S 49152 (KiB)"
+
 # ---- 2. spilling ----
 "$RUN" gen --format lines --size 4M --quiet big.txt || fail "gen lines"
 PEMS_MSG_HOLD=0 "${PS[@]}" --procs 16 --stats-json big.json -t, -k2,2n -k1,1 big.txt big.out ||

@@ -1,6 +1,6 @@
 /*
  * fuzz_manifest.c - fuzz target for the checkpoint manifest parser
- * (pems_manifest_parse, pems/checkpoint.c): any input is parsed without
+ * (pems_manifest_parse, pems/manifest.c): any input is parsed without
  * a crash or a leak; an accepted manifest has the fields the resume path
  * relies on.  The corpus (tests/fuzz/corpus/manifest/) holds manifests
  * written by real runs.
@@ -16,8 +16,8 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "../../pems/checkpoint.h"
-#include "../../pems/crc32c.h"
+#include "checkpoint.h"
+#include "crc32c.h"
 
 /* the manifest text for @data (malloc'd, exactly *len bytes + room) */
 static char *manifest_text(const uint8_t *data, size_t size, size_t *len)
