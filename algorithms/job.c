@@ -70,6 +70,16 @@ int pems_job_output(struct pems_job *j, const char *out, bool sized, uint64_t si
 	return 0;
 }
 
+bool pems_job_sort_progress(bool final, uint64_t part, uint64_t in, uint64_t written,
+			    uint64_t out, char *phase, size_t len, uint64_t *done,
+			    uint64_t *total)
+{
+	snprintf(phase, len, final ? "done" : written ? "sort+write" : "partition");
+	*done = final ? out : written ? written : part;
+	*total = final || written ? out : in;
+	return true;
+}
+
 /* one report of the poll function to the progress callback */
 static void show(struct pems_job *j, bool final)
 {

@@ -56,6 +56,13 @@ struct pems_job {
 	atomic_int stop;
 };
 
+/* The progress of a sort, for its poll function: "partition" (@part
+ * of @in bytes), then "sort+write" (@written of @out bytes) once
+ * anything is written, "done" (@out) when @final.  Returns true. */
+bool pems_job_sort_progress(bool final, uint64_t part, uint64_t in, uint64_t written,
+			    uint64_t out, char *phase, size_t len, uint64_t *done,
+			    uint64_t *total);
+
 /* Start a job: j->cfg from @cfg (NULL: pems_current_config()), no input,
  * no output, progress through @poll(@state) to @progress (may be NULL). */
 void pems_job_init(struct pems_job *j, const char *who, const struct pems_config *cfg,

@@ -33,6 +33,12 @@ struct pems_plan_env pems_plan_here(bool quiet);
 int pems_plan_for(struct pems_config *cfg, uint64_t bytes, const char *who,
 		  uint64_t (*mu_for)(uint64_t bytes, unsigned v),
 		  const struct pems_plan_env *env);
+/* pems_plan_for() with one worker beyond the cores when --threads is not
+ * given, @env is one rank and the budget still leaves message chunks of
+ * 256 KiB (for jobs whose VPs block on I/O: the sorts). */
+int pems_plan_extra(struct pems_config *cfg, uint64_t bytes, const char *who,
+		    uint64_t (*mu_for)(uint64_t bytes, unsigned v),
+		    const struct pems_plan_env *env);
 
 /*
  * The plans the bundled algorithms would make, without running anything

@@ -150,3 +150,32 @@ int pems_plan(struct pems_config *cfg, uint64_t bytes, const char *who,
 
 	return pems_plan_for(cfg, bytes, who, mu_for, &env);
 }
+
+/*
+ * One worker beyond the cores: a sort's VP blocks its worker while it
+ * reads its slice, while its bucket is delivered and while it writes;
+ * the extra worker keeps the cores busy meanwhile.  Taken only when
+ * --threads is not given, on one rank, and the budget still allows
+ * message chunks of MIN_CHUNK (message I/O runs at disk speed only
+ * with large requests).
+ */
+#define MIN_CHUNK (256u << 10)
+
+int pems_plan_extra(struct pems_config *cfg, uint64_t bytes, const char *who,
+		    uint64_t (*mu_for)(uint64_t bytes, unsigned v),
+		    const struct pems_plan_env *env)
+{
+	struct pems_plan_env quiet = *env;
+	struct pems_config t = *cfg;
+
+	if (!cfg->threads && env->nranks <= 1) {
+		quiet.quiet = true;
+		t.threads = (env->cores ? env->cores : 1) + 1;
+		if (!pems_plan_for(&t, bytes, who, mu_for, &quiet) &&
+		    t.msg_mem / pems_msg_mem(t.threads, t.procs, 1) >= MIN_CHUNK) {
+			*cfg = t;
+			return 0;
+		}
+	}
+	return pems_plan_for(cfg, bytes, who, mu_for, env);
+}

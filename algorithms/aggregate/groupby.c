@@ -59,234 +59,9 @@
 
 #include "pems_algorithms.h"
 #include "aggregate/agg_internal.h"
+#include "aggregate/gb_int.h"
 
-#define PROBE 65536		/* generic: rows inserted before judging the reduction */
-#define HEAVY_MAX 4096
-#define TABLE_CORE (1u << 15)	/* core table slots (48 B each: 1.5 MiB, in L2/L3) */
-#define PASS_FILLS 16		/* core: rows passed raw after a poor fill, in fills */
-#define POOR_FILL 2		/* core: a fill of fewer rows per entry is poor */
-#define RAW_COUNT 3		/* core: a flushed state of count <= this goes out as rows */
-#define COMPACT 2		/* compact when the groups' states take <= 1/COMPACT of the bytes */
-#define BUCKET 8192		/* owner: target rows per bucket (sorted in cache) */
-#define BUCKET_BITS 12		/* owner: at most 4096 buckets */
-#define DIGIT 11		/* owner: radix digit bits */
-
-/* ---- built-in aggregates ---- */
-
-static void count_init(void *s) { memset(s, 0, 8); }
-static void count_update(void *s, int64_t v)
-{
-	uint64_t c;
-
-	(void)v;
-	memcpy(&c, s, 8);
-	c++;
-	memcpy(s, &c, 8);
-}
-static void count_combine(void *s, const void *o)
-{
-	uint64_t a, b;
-
-	memcpy(&a, s, 8);
-	memcpy(&b, o, 8);
-	a += b;
-	memcpy(s, &a, 8);
-}
-static int count_final(const void *s, struct pems_agg_result *r)
-{
-	r->type = PEMS_AGG_UINT64;
-	memcpy(&r->u, s, 8);
-	return 0;
-}
-
-static void sum_init(void *s) { memset(s, 0, 16); }
-static void sum_update(void *s, int64_t v)
-{
-	__int128 a;
-
-	memcpy(&a, s, 16);
-	a += v;
-	memcpy(s, &a, 16);
-}
-static void sum_combine(void *s, const void *o)
-{
-	__int128 a, b;
-
-	memcpy(&a, s, 16);
-	memcpy(&b, o, 16);
-	a += b;
-	memcpy(s, &a, 16);
-}
-static int sum_final(const void *s, struct pems_agg_result *r)
-{
-	__int128 a;
-
-	memcpy(&a, s, 16);
-	r->type = PEMS_AGG_INT64;
-	if (a > INT64_MAX || a < INT64_MIN)
-		return -ERANGE;
-	r->i = (int64_t)a;
-	return 0;
-}
-
-static void min_init(void *s)
-{
-	int64_t m = INT64_MAX;
-
-	memcpy(s, &m, 8);
-}
-static void min_update(void *s, int64_t v)
-{
-	int64_t m;
-
-	memcpy(&m, s, 8);
-	if (v < m)
-		memcpy(s, &v, 8);
-}
-static void min_combine(void *s, const void *o)
-{
-	int64_t v;
-
-	memcpy(&v, o, 8);
-	min_update(s, v);
-}
-static int i64_final(const void *s, struct pems_agg_result *r)
-{
-	r->type = PEMS_AGG_INT64;
-	memcpy(&r->i, s, 8);
-	return 0;
-}
-
-static void max_init(void *s)
-{
-	int64_t m = INT64_MIN;
-
-	memcpy(s, &m, 8);
-}
-static void max_update(void *s, int64_t v)
-{
-	int64_t m;
-
-	memcpy(&m, s, 8);
-	if (v > m)
-		memcpy(s, &v, 8);
-}
-static void max_combine(void *s, const void *o)
-{
-	int64_t v;
-
-	memcpy(&v, o, 8);
-	max_update(s, v);
-}
-
-/* avg: {__int128 sum, u64 count} */
-static void avg_init(void *s) { memset(s, 0, 24); }
-static void avg_update(void *s, int64_t v)
-{
-	sum_update(s, v);
-	count_update((uint8_t *)s + 16, v);
-}
-static void avg_combine(void *s, const void *o)
-{
-	sum_combine(s, o);
-	count_combine((uint8_t *)s + 16, (const uint8_t *)o + 16);
-}
-static int avg_final(const void *s, struct pems_agg_result *r)
-{
-	__int128 a;
-	uint64_t c;
-
-	memcpy(&a, s, 16);
-	memcpy(&c, (const uint8_t *)s + 16, 8);
-	r->type = c ? PEMS_AGG_MEAN : PEMS_AGG_DOUBLE;
-	r->d = c ? (double)((long double)a / (long double)c) : 0.0;
-	r->num = a;
-	r->den = c;
-	return 0;
-}
-
-static const struct pems_aggregate builtins[] = {
-	{ "count", 8, count_init, count_update, count_combine, count_final },
-	{ "sum", 16, sum_init, sum_update, sum_combine, sum_final },
-	{ "min", 8, min_init, min_update, min_combine, i64_final },
-	{ "max", 8, max_init, max_update, max_combine, i64_final },
-	{ "avg", 24, avg_init, avg_update, avg_combine, avg_final },
-};
-
-const struct pems_aggregate *pems_aggregate_builtin(const char *name)
-{
-	size_t i;
-
-	for (i = 0; name && i < sizeof(builtins) / sizeof(builtins[0]); i++)
-		if (!strcmp(builtins[i].name, name))
-			return &builtins[i];
-	return NULL;
-}
-
-/* ---- the built-ins' common state ---- */
-
-/* One slot of a core table, one core partial: enough for count, sum,
- * min, max and avg at once.  16-byte aligned wherever it is stored
- * (tables, the send and receive buffers, the blob: all offsets are
- * multiples of 16). */
-struct core {
-	uint64_t key;
-	uint64_t count;
-	__int128 sum;
-	int64_t min, max;
-};
-
-static inline void core_first(struct core *c, uint64_t key, int64_t v)
-{
-	c->key = key;
-	c->count = 1;
-	c->sum = v;
-	c->min = v;
-	c->max = v;
-}
-
-static inline void core_add(struct core *c, int64_t v)
-{
-	c->count++;
-	c->sum += v;
-	if (v < c->min)
-		c->min = v;
-	if (v > c->max)
-		c->max = v;
-}
-
-static inline void core_merge(struct core *c, const struct core *o)
-{
-	c->count += o->count;
-	c->sum += o->sum;
-	if (o->min < c->min)
-		c->min = o->min;
-	if (o->max > c->max)
-		c->max = o->max;
-}
-
-enum kind { K_COUNT, K_SUM, K_MIN, K_MAX, K_AVG, K_USER };
-
-/* ---- small helpers ---- */
-
-static uint64_t hash64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdull;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ull;
-	return x ^ (x >> 33);
-}
-
-struct spec {
-	const struct pems_aggregate *aggs[PEMS_AGG_MAX];
-	size_t off[PEMS_AGG_MAX];
-	enum kind kind[PEMS_AGG_MAX];
-	unsigned naggs;
-	size_t ss;		/* bytes of the states handed to the walk, rounded to 8 */
-	bool core;		/* every aggregate a built-in: struct core inside */
-	size_t slot;		/* bytes of a table entry / partial: key + state */
-};
+/* ---- the aggregates of a job ---- */
 
 static void spec_init(struct spec *sp, const struct pems_aggregate *const *aggs,
 		      unsigned naggs)
@@ -299,47 +74,18 @@ static void spec_init(struct spec *sp, const struct pems_aggregate *const *aggs,
 	sp->naggs = naggs;
 	sp->core = true;
 	for (i = 0; i < naggs; i++) {
-		size_t b;
-
 		if (!aggs[i] || !aggs[i]->state_size ||
 		    aggs[i]->state_size > PEMS_AGG_STATE_MAX)
 			bsp_abort("pems_groupby: aggregate %u has no valid state size", i);
 		sp->aggs[i] = aggs[i];
 		sp->off[i] = sp->ss;
 		sp->ss += aggs[i]->state_size;
-		sp->kind[i] = K_USER;
-		for (b = 0; b < sizeof(builtins) / sizeof(builtins[0]); b++)
-			if (aggs[i] == &builtins[b])
-				sp->kind[i] = (enum kind)b;
+		sp->kind[i] = gb_builtin_kind(aggs[i]);
 		if (sp->kind[i] == K_USER)
 			sp->core = false;
 	}
 	sp->ss = (sp->ss + 7) & ~(size_t)7;
 	sp->slot = sp->core ? sizeof(struct core) : 8 + sp->ss;
-}
-
-static void st_init(const struct spec *sp, uint8_t *st)
-{
-	unsigned i;
-
-	for (i = 0; i < sp->naggs; i++)
-		sp->aggs[i]->init(st + sp->off[i]);
-}
-
-static void st_update(const struct spec *sp, uint8_t *st, int64_t v)
-{
-	unsigned i;
-
-	for (i = 0; i < sp->naggs; i++)
-		sp->aggs[i]->update(st + sp->off[i], v);
-}
-
-static void st_combine(const struct spec *sp, uint8_t *st, const uint8_t *o)
-{
-	unsigned i;
-
-	for (i = 0; i < sp->naggs; i++)
-		sp->aggs[i]->combine(st + sp->off[i], o + sp->off[i]);
 }
 
 /* The states of the requested built-ins, laid out as the callbacks of
@@ -468,516 +214,6 @@ static void sort_big(struct agg_pair *a, size_t n, uint64_t base, unsigned bits,
 		sort_big(a + start[b], start[b + 1] - start[b], base, d, tmp, tmpn, cnt);
 }
 
-/* ---- plan ---- */
-
-struct pems_groupby_plan {
-	unsigned v;
-	unsigned nheavy;
-	uint64_t *spl;		/* v-1 splitters */
-	uint64_t *heavy;	/* nheavy keys, ascending */
-	/* spl and heavy follow in the same allocation */
-};
-
-struct sample_msg {
-	uint32_t count;
-	uint32_t pad;
-	uint64_t k[PEMS_GROUPBY_SAMPLES];
-};
-
-static int u64_cmp(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static size_t plan_bytes(unsigned v)
-{
-	return sizeof(struct pems_groupby_plan) + (v + HEAVY_MAX) * sizeof(uint64_t);
-}
-
-static void pick_plan(struct pems_groupby_plan *pl, struct sample_msg *all)
-{
-	unsigned v = pl->v;
-	size_t total = 0, i, j, t = 0, nrun = 0, thr;
-	uint64_t *flat, *rk, *rw, wsum = 0, acc = 0;
-
-	for (i = 0; i < v; i++)
-		total += all[i].count;
-	flat = pems_malloc((total + 1) * sizeof(*flat));
-	rk = pems_malloc((total + 1) * sizeof(*rk));
-	rw = pems_malloc((total + 1) * sizeof(*rw));
-	for (i = 0; i < v; i++)
-		for (j = 0; j < all[i].count; j++)
-			flat[t++] = all[i].k[j];
-	qsort(flat, total, sizeof(*flat), u64_cmp);
-	/* a key holding 1/16 of one VP's share of the sample is heavy */
-	thr = total / (16 * (size_t)v);
-	if (thr < 4)
-		thr = 4;
-	pl->nheavy = 0;
-	for (i = 0; i < total; i = j) {
-		for (j = i; j < total && flat[j] == flat[i]; j++)
-			;
-		rk[nrun] = flat[i];
-		rw[nrun] = j - i;
-		if (j - i >= thr && pl->nheavy < HEAVY_MAX) {
-			pl->heavy[pl->nheavy++] = flat[i];
-			rw[nrun] = 1;
-		}
-		wsum += rw[nrun++];
-	}
-	/* splitter b-1 is the first key past b/v of the weight */
-	for (i = 0, j = 1; i < nrun && j < v; i++) {
-		acc += rw[i];
-		while (j < v && acc * v >= wsum * j && i + 1 < nrun)
-			pl->spl[j++ - 1] = rk[i + 1];
-	}
-	for (; j < v; j++)
-		pl->spl[j - 1] = UINT64_MAX;
-	pems_free(rw);
-	pems_free(rk);
-	pems_free(flat);
-}
-
-struct pems_groupby_plan *pems_groupby_plan(const uint64_t *keys, size_t m)
-{
-	unsigned v = bsp_nprocs(), pid = bsp_pid();
-	struct pems_groupby_plan *pl = pems_malloc(plan_bytes(v));
-	struct sample_msg *mine = pems_calloc(1, sizeof(*mine)), *all = NULL;
-
-	if (m > PEMS_GROUPBY_SAMPLES)
-		m = PEMS_GROUPBY_SAMPLES;
-	mine->count = (uint32_t)m;
-	if (m)
-		memcpy(mine->k, keys, m * sizeof(*keys));
-	pl->v = v;
-	pl->spl = (uint64_t *)(pl + 1);
-	pl->heavy = pl->spl + v;
-	if (pid == 0)
-		all = pems_malloc(v * sizeof(*all));
-	pems_gather(0, mine, all, sizeof(*mine));
-	pems_free(mine);
-	if (pid == 0) {
-		pick_plan(pl, all);
-		pems_free(all);
-	}
-	pems_broadcast(0, pl, plan_bytes(v));
-	pl->spl = (uint64_t *)(pl + 1);	/* VP 0's pointers came with it */
-	pl->heavy = pl->spl + v;
-	return pl;
-}
-
-/* ---- owners: key -> VP ---- */
-
-#define LUT_BITS 16
-
-/* lut[t] = owner of the least key whose top LUT_BITS bits are t; the
- * owner of any key with top bits t lies in [lut[t], lut[t + 1]]. */
-static uint32_t *owner_lut(const struct pems_groupby_plan *pl)
-{
-	uint32_t *lut = pems_malloc(sizeof(*lut) << LUT_BITS);
-	unsigned o = 0;
-	uint64_t t;
-
-	for (t = 0; t < 1u << LUT_BITS; t++) {
-		while (o + 1 < pl->v && pl->spl[o] <= t << (64 - LUT_BITS))
-			o++;
-		lut[t] = o;
-	}
-	return lut;
-}
-
-/* the number of splitters <= key (invariant 1) */
-static inline unsigned owner_of(const struct pems_groupby_plan *pl, const uint32_t *lut,
-				uint64_t key)
-{
-	uint64_t t = key >> (64 - LUT_BITS);
-	unsigned o = lut[t], hi = t + 1 < (1u << LUT_BITS) ? lut[t + 1] : pl->v - 1;
-
-	if (hi - o > 8) {
-		while (o < hi) {
-			unsigned mid = (o + hi) / 2;
-
-			if (pl->spl[mid] <= key)
-				o = mid + 1;
-			else
-				hi = mid;
-		}
-		return o;
-	}
-	while (o < hi && pl->spl[o] <= key)
-		o++;
-	return o;
-}
-
-/* ---- gb 0, generic: the bounded pre-aggregation table ---- */
-
-struct table {
-	size_t mask, count, limit;
-	size_t slot;		/* 8 + ss */
-	uint8_t *used;
-	uint8_t *slots;		/* key, state */
-};
-
-static void table_init(struct table *t, size_t bytes, size_t ss, size_t min_slots)
-{
-	size_t n = 64;
-
-	t->slot = 8 + ss;
-	while (n * 2 * (t->slot + 1) <= bytes)
-		n *= 2;
-	while (n < min_slots)
-		n *= 2;
-	t->mask = n - 1;
-	t->count = 0;
-	t->limit = n / 10 * 7;
-	t->used = pems_calloc(n, 1);
-	t->slots = pems_malloc(n * t->slot);
-}
-
-static void table_free(struct table *t)
-{
-	pems_free(t->slots);
-	pems_free(t->used);
-}
-
-/* State of @key, inserted when there is room; NULL when full (or when
- * !insert and absent). */
-static uint8_t *table_get(struct table *t, const struct spec *sp, uint64_t key,
-			  bool insert)
-{
-	size_t i = hash64(key) & t->mask;
-
-	for (;;) {
-		uint8_t *s = t->slots + i * t->slot;
-
-		if (!t->used[i]) {
-			if (!insert || t->count >= t->limit)
-				return NULL;
-			t->used[i] = 1;
-			t->count++;
-			memcpy(s, &key, 8);
-			st_init(sp, s + 8);
-			return s + 8;
-		}
-		if (!memcmp(s, &key, 8))
-			return s + 8;
-		i = (i + 1) & t->mask;
-	}
-}
-
-/* ---- gb 0, core: a cache-sized table of struct core; count 0 = empty ---- */
-
-struct ctable {
-	size_t mask, count, limit;
-	struct core *s;
-};
-
-static void ctable_init(struct ctable *t, size_t slots)
-{
-	size_t n = 16;
-
-	while (n < slots)
-		n *= 2;
-	t->mask = n - 1;
-	t->count = 0;
-	t->limit = n / 2;
-	t->s = pems_calloc(n, sizeof(*t->s));
-}
-
-/* the slot of @key, or the empty slot where it would go */
-static inline struct core *ctable_slot(const struct ctable *t, uint64_t key)
-{
-	size_t i = hash64(key) & t->mask;
-
-	while (t->s[i].count && t->s[i].key != key)
-		i = (i + 1) & t->mask;
-	return &t->s[i];
-}
-
-/* What a VP sends, before it is scattered by owner: raw rows compacted
- * at the front of the input (invariant 4) and partial states. */
-struct sendset {
-	struct agg_pair *rows;
-	size_t nraw;
-	uint8_t *part;
-	size_t npart, cap, slot;
-};
-
-static uint8_t *sendset_part(struct sendset *s)
-{
-	if (s->npart == s->cap) {
-		s->cap = s->cap ? s->cap * 2 : 1024;
-		s->part = pems_realloc(s->part, s->cap * s->slot);
-	}
-	return s->part + s->npart++ * s->slot;
-}
-
-/* A state of count <= 3 is its rows again: min, max, and sum-min-max. */
-static void emit_core(struct sendset *s, const struct core *c)
-{
-	struct agg_pair *r = s->rows + s->nraw;
-
-	_Static_assert(RAW_COUNT == 3, "emit_core writes out at most three rows");
-	if (c->count > RAW_COUNT) {
-		memcpy(sendset_part(s), c, sizeof(*c));
-		return;
-	}
-	r[0].key = c->key;
-	r[0].val = (uint64_t)c->min;
-	if (c->count >= 2) {
-		r[1].key = c->key;
-		r[1].val = (uint64_t)c->max;
-	}
-	if (c->count == 3) {
-		r[2].key = c->key;
-		r[2].val = (uint64_t)(int64_t)(c->sum - c->min - c->max);
-	}
-	s->nraw += c->count;
-}
-
-static void ctable_flush(struct ctable *t, struct sendset *s)
-{
-	size_t i;
-
-	for (i = 0; i <= t->mask && t->count; i++) {
-		if (!t->s[i].count)
-			continue;
-		emit_core(s, &t->s[i]);
-		t->s[i].count = 0;
-		t->count--;
-	}
-}
-
-/* The heavy keys of the plan, fixed at start: found by key, never inserted. */
-struct htable {
-	size_t mask;
-	uint8_t *used;
-	struct core *s;
-};
-
-static void htable_init(struct htable *h, const struct pems_groupby_plan *pl)
-{
-	size_t n = 16, i, j;
-
-	while (n < 2 * (size_t)pl->nheavy)
-		n *= 2;
-	h->mask = n - 1;
-	h->used = pems_calloc(n, 1);
-	h->s = pems_malloc(n * sizeof(*h->s));
-	for (i = 0; i < pl->nheavy; i++) {
-		for (j = hash64(pl->heavy[i]) & h->mask; h->used[j]; j = (j + 1) & h->mask)
-			;
-		h->used[j] = 1;
-		h->s[j].key = pl->heavy[i];
-		h->s[j].count = 0;
-		h->s[j].sum = 0;
-		h->s[j].min = INT64_MAX;
-		h->s[j].max = INT64_MIN;
-	}
-}
-
-static inline struct core *htable_get(const struct htable *h, uint64_t key)
-{
-	size_t i;
-
-	for (i = hash64(key) & h->mask; h->used[i]; i = (i + 1) & h->mask)
-		if (h->s[i].key == key)
-			return &h->s[i];
-	return NULL;
-}
-
-static void htable_flush_free(struct htable *h, struct sendset *s)
-{
-	size_t i;
-
-	for (i = 0; i <= h->mask; i++)
-		if (h->used[i] && h->s[i].count)
-			emit_core(s, &h->s[i]);
-	pems_free(h->s);
-	pems_free(h->used);
-}
-
-static void preagg_core(const struct pems_groupby_plan *pl, struct sendset *s, size_t n,
-			agg_ready_fn ready, void *arg)
-{
-	struct agg_pair *rows = s->rows;
-	struct ctable t;
-	struct htable heavy;
-	size_t i, fill_rows = 0, pass = 0, avail = ready ? 0 : n;
-
-	ctable_init(&t, n < TABLE_CORE / 2 ? 2 * n : TABLE_CORE);
-	htable_init(&heavy, pl);
-	for (i = 0; i < n; i++) {
-		uint64_t k;
-		int64_t v;
-		struct core *c;
-
-		if (i >= avail)	/* (4) holds: rows are only written below i */
-			avail = ready(arg, i);
-		k = rows[i].key;
-		v = (int64_t)rows[i].val;
-
-		if (pass) {	/* little reduction lately: rows go raw */
-			pass--;
-			if (pl->nheavy && (c = htable_get(&heavy, k))) {
-				core_add(c, v);
-				continue;
-			}
-			rows[s->nraw++] = rows[i];
-			continue;
-		}
-		c = ctable_slot(&t, k);
-		if (c->count) {
-			core_add(c, v);
-		} else if (t.count < t.limit) {
-			core_first(c, k, v);
-			t.count++;
-		} else {
-			/* full: fewer than 2 rows per entry means little to gain */
-			if (fill_rows < POOR_FILL * t.count)
-				pass = PASS_FILLS * t.limit;
-			ctable_flush(&t, s);
-			fill_rows = 0;
-			i--;	/* again, into the empty table or raw */
-			continue;
-		}
-		fill_rows++;
-	}
-	ctable_flush(&t, s);
-	htable_flush_free(&heavy, s);
-	pems_free(t.s);
-}
-
-/* ---- gb 0, generic: the old policy (table of about table_bytes) ---- */
-
-static void generic_table_emit(const struct table *t, struct sendset *s)
-{
-	size_t i;
-
-	for (i = 0; i <= t->mask; i++)
-		if (t->used[i])
-			memcpy(sendset_part(s), t->slots + i * t->slot, t->slot);
-}
-
-static void preagg_generic(const struct pems_groupby_plan *pl, const struct spec *sp,
-			   struct sendset *s, size_t n, size_t table_bytes)
-{
-	struct agg_pair *rows = s->rows;
-	struct table main_t, heavy_t;
-	size_t i, probe = n < PROBE ? n : PROBE;
-	bool passthrough = false;
-
-	table_init(&main_t, table_bytes, sp->ss, 64);
-	table_init(&heavy_t, 0, sp->ss, 2 * (size_t)pl->nheavy + 64);
-	for (i = 0; i < pl->nheavy; i++)
-		table_get(&heavy_t, sp, pl->heavy[i], true);
-	for (i = 0; i < n; i++) {
-		uint64_t k = rows[i].key;
-		uint8_t *st;
-
-		if (i == probe && probe && main_t.count * 2 > probe)
-			passthrough = true;	/* groups ~ rows: little to gain */
-		st = passthrough ? NULL : table_get(&main_t, sp, k, true);
-		if (!st && pl->nheavy)
-			st = table_get(&heavy_t, sp, k, false);
-		if (st)
-			st_update(sp, st, (int64_t)rows[i].val);
-		else
-			rows[s->nraw++] = rows[i];	/* raw: compact at the front */
-	}
-	/* the partials need their own memory: one table's worth */
-	s->cap = main_t.count + heavy_t.count + 1;
-	s->part = pems_malloc(s->cap * s->slot);
-	generic_table_emit(&main_t, s);
-	generic_table_emit(&heavy_t, s);
-	table_free(&heavy_t);
-	table_free(&main_t);
-}
-
-struct chunk_hdr {
-	uint64_t nraw, npart;
-};
-
-/* Scatter the send set by owner into one buffer of v chunks
- * {chunk_hdr, raw rows, partials} and post it. */
-static void scatter_send(const struct pems_groupby_plan *pl, struct sendset *s,
-			 void **recv, size_t *recvbytes)
-{
-	unsigned v = pl->v, b;
-	uint32_t *lut = owner_lut(pl);
-	uint64_t *nraw = pems_calloc(v, sizeof(*nraw)), *npart = pems_calloc(v, sizeof(*npart));
-	size_t *rpos = pems_malloc(v * sizeof(*rpos)), *ppos = pems_malloc(v * sizeof(*ppos));
-	size_t *sendcounts = pems_malloc(v * sizeof(*sendcounts));
-	size_t i, total, slot = s->slot;
-	uint8_t *out;
-
-	for (i = 0; i < s->nraw; i++)
-		nraw[owner_of(pl, lut, s->rows[i].key)]++;
-	for (i = 0; i < s->npart; i++) {
-		uint64_t k;
-
-		memcpy(&k, s->part + i * slot, 8);
-		npart[owner_of(pl, lut, k)]++;
-	}
-	for (b = 0, total = 0; b < v; b++) {
-		sendcounts[b] = sizeof(struct chunk_hdr) + nraw[b] * sizeof(struct agg_pair) +
-				npart[b] * slot;
-		rpos[b] = total + sizeof(struct chunk_hdr);
-		ppos[b] = rpos[b] + nraw[b] * sizeof(struct agg_pair);
-		total += sendcounts[b];
-	}
-	out = pems_malloc(total + 1);
-	for (b = 0; b < v; b++) {
-		struct chunk_hdr h = { nraw[b], npart[b] };
-
-		memcpy(out + rpos[b] - sizeof(h), &h, sizeof(h));
-	}
-	for (i = 0; i < s->nraw; i++) {
-		b = owner_of(pl, lut, s->rows[i].key);
-		memcpy(out + rpos[b], &s->rows[i], sizeof(s->rows[i]));
-		rpos[b] += sizeof(s->rows[i]);
-	}
-	for (i = 0; i < s->npart; i++) {
-		uint64_t k;
-
-		memcpy(&k, s->part + i * slot, 8);
-		b = owner_of(pl, lut, k);
-		memcpy(out + ppos[b], s->part + i * slot, slot);
-		ppos[b] += slot;
-	}
-	pems_free(s->part);
-	pems_free(s->rows);
-	pems_free(lut);
-	pems_exchange(out, sendcounts, recv, recvbytes, NULL);
-	/* the data is in the message store now: free it before the sync */
-	pems_free(out);
-	pems_free(sendcounts);
-	pems_free(ppos);
-	pems_free(rpos);
-	pems_free(npart);
-	pems_free(nraw);
-}
-
-static void partition(const struct pems_groupby_plan *pl, const struct spec *sp,
-		      struct agg_pair *rows, size_t n, size_t table_bytes,
-		      void **recv, size_t *recvbytes, agg_ready_fn ready, void *arg)
-{
-	struct sendset s = { .rows = rows, .slot = sp->slot };
-
-	if (sp->core) {
-		preagg_core(pl, &s, n, ready, arg);
-	} else {
-		size_t have = 0;
-
-		while (ready && have < n)	/* the generic path wants them all */
-			have = ready(arg, have);
-		preagg_generic(pl, sp, &s, n, table_bytes);
-	}
-	scatter_send(pl, &s, recv, recvbytes);
-}
-
 /* ---- gb 1: the owner's side ---- */
 
 struct pems_groupby {
@@ -1012,118 +248,173 @@ static inline uint64_t part_key(const uint8_t *p)
 	return k;
 }
 
-/* Bucket the received rows and partials by key range in one pass, then
- * sort each bucket in cache (see the design block, gb 1). */
-static void absorb(struct pems_groupby *g, uint8_t *recv, size_t bytes)
+/* The owner's buckets over the received keys [lo, hi]: bucket b holds
+ * the keys with (key - lo) >> shift == b; per bucket, how many raw rows
+ * and partials fall in it and (after place_fn) where its run ends. */
+struct buckets {
+	uint64_t lo;
+	unsigned shift;
+	size_t nb, maxb;	/* buckets; rows of the largest run */
+	size_t nraw, npart;
+	size_t *rcnt, *pcnt, *rpos, *ppos;
+};
+
+/* Walk the received chunks: fn(arg, key, p, raw) for every raw row and
+ * partial, in arrival order. */
+static inline __attribute__((always_inline)) void
+each_received(const struct pems_groupby *g, const uint8_t *recv, size_t bytes,
+	      void (*fn)(void *arg, uint64_t key, const uint8_t *p, bool raw), void *arg)
 {
-	size_t slot = g->sp.slot, off, nraw = 0, npart = 0, i, nb, b, maxb = 0;
-	uint64_t lo = UINT64_MAX, hi = 0, span;
-	unsigned bits, nbits, shift;
-	size_t *rpos, *ppos, *rcnt, *pcnt;
-	struct agg_pair *tmp;
-	uint32_t *cnt;
+	size_t slot = g->sp.slot, off, i;
 	struct chunk_hdr h;
 
 	for (off = 0; off < bytes;) {
 		const uint8_t *p = recv + off + sizeof(h);
 
 		memcpy(&h, recv + off, sizeof(h));
-		for (i = 0; i < h.nraw; i++) {
-			uint64_t k = part_key(p + i * sizeof(struct agg_pair));
-
-			lo = k < lo ? k : lo;
-			hi = k > hi ? k : hi;
-		}
-		p += h.nraw * sizeof(struct agg_pair);
-		for (i = 0; i < h.npart; i++) {
-			uint64_t k = part_key(p + i * slot);
-
-			lo = k < lo ? k : lo;
-			hi = k > hi ? k : hi;
-		}
-		nraw += h.nraw;
-		npart += h.npart;
+		for (i = 0; i < h.nraw; i++, p += sizeof(struct agg_pair))
+			fn(arg, part_key(p), p, true);
+		for (i = 0; i < h.npart; i++, p += slot)
+			fn(arg, part_key(p), p, false);
 		off += sizeof(h) + h.nraw * sizeof(struct agg_pair) + h.npart * slot;
 	}
-	if (nraw + npart == 0)
-		lo = hi = 0;
+}
+
+struct key_span {
+	uint64_t lo, hi;
+	size_t nraw, npart;
+};
+
+static void span_fn(void *arg, uint64_t k, const uint8_t *p, bool raw)
+{
+	struct key_span *s = arg;
+
+	(void)p;
+	s->lo = k < s->lo ? k : s->lo;
+	s->hi = k > s->hi ? k : s->hi;
+	if (raw)
+		s->nraw++;
+	else
+		s->npart++;
+}
+
+static void count_fn(void *arg, uint64_t k, const uint8_t *p, bool raw)
+{
+	struct buckets *bk = arg;
+
+	(void)p;
+	if (raw)
+		bk->rcnt[(k - bk->lo) >> bk->shift]++;
+	else
+		bk->pcnt[(k - bk->lo) >> bk->shift]++;
+}
+
+/* Size the buckets to the keys' span and count what falls in each. */
+static void buckets_count(struct buckets *bk, const struct pems_groupby *g, const uint8_t *recv,
+			  size_t bytes)
+{
+	struct key_span s = { UINT64_MAX, 0, 0, 0 };
+	unsigned bits, nbits;
+	uint64_t span;
+	size_t b, r, p;
+
+	each_received(g, recv, bytes, span_fn, &s);
+	if (s.nraw + s.npart == 0)
+		s.lo = s.hi = 0;
 	/* bits = width of span (0..64); nbits >= 1 keeps shift <= 63, so
 	 * every (key - lo) >> shift is defined and below 2^nbits (a span
 	 * of 2^63 or more over few rows would otherwise shift by 64) */
-	span = hi - lo;
+	span = s.hi - s.lo;
 	bits = span ? 64 - (unsigned)__builtin_clzll(span) : 0;
 	nbits = 1;
-	while (nbits < BUCKET_BITS && ((size_t)BUCKET << nbits) < nraw + npart)
+	while (nbits < BUCKET_BITS && ((size_t)BUCKET << nbits) < s.nraw + s.npart)
 		nbits++;
-	shift = bits > nbits ? bits - nbits : 0;
-	nb = (size_t)(span >> shift) + 1;	/* <= 2^nbits */
-	rcnt = pems_calloc(nb, sizeof(*rcnt));
-	pcnt = pems_calloc(nb, sizeof(*pcnt));
-	rpos = pems_malloc(nb * sizeof(*rpos));
-	ppos = pems_malloc(nb * sizeof(*ppos));
-	for (off = 0; off < bytes;) {
-		const uint8_t *p = recv + off + sizeof(h);
-
-		memcpy(&h, recv + off, sizeof(h));
-		for (i = 0; i < h.nraw; i++)
-			rcnt[(part_key(p + i * sizeof(struct agg_pair)) - lo) >> shift]++;
-		p += h.nraw * sizeof(struct agg_pair);
-		for (i = 0; i < h.npart; i++)
-			pcnt[(part_key(p + i * slot) - lo) >> shift]++;
-		off += sizeof(h) + h.nraw * sizeof(struct agg_pair) + h.npart * slot;
+	bk->lo = s.lo;
+	bk->shift = bits > nbits ? bits - nbits : 0;
+	bk->nb = (size_t)(span >> bk->shift) + 1;	/* <= 2^nbits */
+	bk->nraw = s.nraw;
+	bk->npart = s.npart;
+	bk->rcnt = pems_calloc(bk->nb, sizeof(*bk->rcnt));
+	bk->pcnt = pems_calloc(bk->nb, sizeof(*bk->pcnt));
+	bk->rpos = pems_malloc(bk->nb * sizeof(*bk->rpos));
+	bk->ppos = pems_malloc(bk->nb * sizeof(*bk->ppos));
+	each_received(g, recv, bytes, count_fn, bk);
+	for (b = 0, r = 0, p = 0, bk->maxb = 0; b < bk->nb; b++) {
+		bk->rpos[b] = r;
+		bk->ppos[b] = p;
+		r += bk->rcnt[b];
+		p += bk->pcnt[b];
+		bk->maxb = bk->rcnt[b] > bk->maxb ? bk->rcnt[b] : bk->maxb;
+		bk->maxb = bk->pcnt[b] > bk->maxb ? bk->pcnt[b] : bk->maxb;
 	}
-	for (b = 0, off = 0, i = 0; b < nb; b++) {
-		rpos[b] = off;
-		ppos[b] = i;
-		off += rcnt[b];
-		i += pcnt[b];
-		maxb = rcnt[b] > maxb ? rcnt[b] : maxb;
-		maxb = pcnt[b] > maxb ? pcnt[b] : maxb;
+}
+
+struct place {
+	struct pems_groupby *g;
+	struct buckets *bk;
+};
+
+static void place_fn(void *arg, uint64_t k, const uint8_t *p, bool raw)
+{
+	struct place *pl = arg;
+	struct pems_groupby *g = pl->g;
+	size_t b = (k - pl->bk->lo) >> pl->bk->shift, j;
+
+	if (raw) {
+		memcpy(&g->raw[pl->bk->rpos[b]++], p, sizeof(struct agg_pair));
+		return;
 	}
-	g->blob_bytes = nraw * sizeof(*g->raw) + npart * (slot + sizeof(*g->pidx));
-	g->blob = pems_malloc(g->blob_bytes + 1);
-	g->nraw = nraw;
-	g->npart = npart;
-	set_pointers(g);
-	for (off = 0; off < bytes;) {
-		const uint8_t *p = recv + off + sizeof(h);
+	j = pl->bk->ppos[b]++;
+	memcpy(g->part + j * g->sp.slot, p, g->sp.slot);
+	g->pidx[j].key = k;
+	g->pidx[j].val = j;
+}
 
-		memcpy(&h, recv + off, sizeof(h));
-		for (i = 0; i < h.nraw; i++, p += sizeof(struct agg_pair)) {
-			uint64_t k = part_key(p);
+/* Sort every bucket's raw rows and partial index in cache. */
+static void buckets_sort(struct pems_groupby *g, struct buckets *bk)
+{
+	size_t maxb = bk->maxb, b;
+	struct agg_pair *tmp;
+	uint32_t *cnt;
 
-			memcpy(&g->raw[rpos[(k - lo) >> shift]++], p, sizeof(struct agg_pair));
-		}
-		for (i = 0; i < h.npart; i++, p += slot) {
-			uint64_t k = part_key(p);
-			size_t j = ppos[(k - lo) >> shift]++;
-
-			memcpy(g->part + j * slot, p, slot);
-			g->pidx[j].key = k;
-			g->pidx[j].val = j;
-		}
-		off += sizeof(h) + h.nraw * sizeof(struct agg_pair) + h.npart * slot;
-	}
-	pems_free(recv);
-	/* rpos/ppos are now the ends of the buckets */
 	if (maxb > (size_t)BUCKET * 8)
 		maxb = (size_t)BUCKET * 8;	/* larger buckets: sort_big's MSD passes */
 	tmp = pems_malloc(maxb * sizeof(*tmp) + 1);
 	cnt = pems_malloc(((64 / DIGIT + 1) * sizeof(*cnt)) << DIGIT);
-	for (b = 0; b < nb; b++) {
-		struct agg_pair *arrs[2] = { g->raw + rpos[b] - rcnt[b], g->pidx + ppos[b] - pcnt[b] };
-		size_t ns[2] = { rcnt[b], pcnt[b] };
+	for (b = 0; b < bk->nb; b++) {
+		struct agg_pair *arrs[2] = { g->raw + bk->rpos[b] - bk->rcnt[b],
+					     g->pidx + bk->ppos[b] - bk->pcnt[b] };
+		size_t ns[2] = { bk->rcnt[b], bk->pcnt[b] };
 		unsigned a;
 
 		for (a = 0; a < 2; a++)
-			sort_big(arrs[a], ns[a], lo, shift, tmp, maxb, cnt);
+			sort_big(arrs[a], ns[a], bk->lo, bk->shift, tmp, maxb, cnt);
 	}
 	pems_free(cnt);
 	pems_free(tmp);
-	pems_free(ppos);
-	pems_free(rpos);
-	pems_free(pcnt);
-	pems_free(rcnt);
+}
+
+/* Bucket the received rows and partials by key range in one pass, then
+ * sort each bucket in cache (see the design block, gb 1); @recv is freed. */
+static void absorb(struct pems_groupby *g, uint8_t *recv, size_t bytes)
+{
+	struct buckets bk;
+	struct place pl = { g, &bk };
+
+	buckets_count(&bk, g, recv, bytes);
+	g->blob_bytes = bk.nraw * sizeof(*g->raw) + bk.npart * (g->sp.slot + sizeof(*g->pidx));
+	g->blob = pems_malloc(g->blob_bytes + 1);
+	g->nraw = bk.nraw;
+	g->npart = bk.npart;
+	set_pointers(g);
+	each_received(g, recv, bytes, place_fn, &pl);
+	pems_free(recv);
+	/* rpos/ppos are now the ends of the buckets */
+	buckets_sort(g, &bk);
+	pems_free(bk.ppos);
+	pems_free(bk.rpos);
+	pems_free(bk.pcnt);
+	pems_free(bk.rcnt);
 }
 
 static inline const uint8_t *part_at(const struct pems_groupby *g, size_t j)
@@ -1224,7 +515,7 @@ struct pems_groupby *pems_groupby_fed(const struct pems_groupby_plan *plan, void
 	spec_init(&g->sp, aggs, naggs);
 	if (!table_bytes)
 		table_bytes = n * 4;
-	partition(plan, &g->sp, rows, n, table_bytes, &recv, &recvbytes, ready, arg);
+	gb_partition(plan, &g->sp, rows, n, table_bytes, &recv, &recvbytes, ready, arg);
 	bsp_sync();
 	absorb(g, recv, recvbytes);
 	count_groups(g);

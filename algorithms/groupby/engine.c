@@ -12,7 +12,6 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +20,7 @@
 #include <unistd.h>
 
 #include "groupby/gb.h"
+#include "job.h"
 
 #define HEAD (1u << 20)		/* bytes read for the header and the sample */
 #define INFER_ROWS 10000
@@ -460,34 +460,17 @@ size_t gb_piece(uint64_t slice)
 
 /* ---- run ---- */
 
-static atomic_int progress_stop;
-
-static void *progress_main(void *arg)
+/* pems_job_poll_fn: data bytes of the input */
+static bool gb_poll(void *state, bool final, char *phase, size_t len, uint64_t *done,
+		    uint64_t *total)
 {
-	const struct pems_csv_groupby_job *job = arg;
-	struct timespec ts = { 0, 200 * 1000 * 1000 };
-
-	while (!atomic_load(&progress_stop)) {
-		job->progress("groupby", atomic_load(&GB.done), GB.size - GB.data, job->progress_arg);
-		nanosleep(&ts, NULL);
-	}
-	return NULL;
-}
-
-static int run(struct pems_csv_groupby_job *job, const struct pems_config *cfg)
-{
-	pthread_t th;
-	bool have_th = false;
-	int rc;
-
-	atomic_store(&progress_stop, 0);
-	if (job->progress && !pthread_create(&th, NULL, progress_main, job))
-		have_th = true;
-	rc = pems_spmd(cfg, gb_spmd, NULL);
-	atomic_store(&progress_stop, 1);
-	if (have_th)
-		pthread_join(th, NULL);
-	return rc;
+	(void)state;
+	if (final)
+		return false;
+	snprintf(phase, len, "groupby");
+	*done = atomic_load(&GB.done);
+	*total = GB.size - GB.data;
+	return true;
 }
 
 int pems_csv_groupby_check(struct pems_csv_groupby_job *job)
@@ -576,43 +559,36 @@ int pems_csv_groupby(struct pems_csv_groupby_job *job)
 
 static int groupby_files(struct pems_csv_groupby_job *job)
 {
-	struct pems_config cfg = job->cfg ? *job->cfg : *pems_current_config();
-	struct pems_output out;
-	int rc = pems_output_lock(&out, "groupby", job->out);	/* before any work */
+	struct pems_job j;
+	int rc;
 
+	pems_job_init(&j, "groupby", job->cfg, job->progress, job->progress_arg, gb_poll, NULL);
+	j.own_errors = true;	/* bad data: job->errmsg says why */
+	rc = pems_job_lock(&j, job->out);	/* before any work */
 	if (rc)
-		return rc;
+		return pems_job_end(&j, rc, false, 0);
 	rc = setup(job);
 	if (!rc)
-		rc = plan(&cfg);
+		rc = plan(&j.cfg);
 	if (rc) {
 		if (rc != -EINVAL && rc != -PEMS_E_BUDGET && !job->errmsg[0])
 			fprintf(stderr, "pems: error: groupby: %s: %s\n", job->in, pems_strerror(rc));
 		free(GB.hdr);
-		pems_output_unlock(&out);
+		pems_job_end(&j, rc, false, 0);
 		return rc == -PEMS_E_BUDGET ? rc : (job->errmsg[0] ? -EINVAL : rc);
 	}
-	GB.v = cfg.procs;
-	GB.in = pems_file_open(job->in, O_RDONLY, 0);
-	if (GB.in < 0) {
-		fprintf(stderr, "pems: error: groupby: %s: %s\n", job->in, strerror(-GB.in));
-		free(GB.hdr);
-		pems_output_unlock(&out);
-		return GB.in;
-	}
-	rc = pems_output_create(&out, &cfg, false, 0);
+	GB.v = j.cfg.procs;
+	rc = pems_job_input(&j, job->in);
+	if (!rc)
+		rc = pems_job_output(&j, job->out, false, 0);
 	if (!rc) {
-		GB.out = out.handle;
-		rc = run(job, &cfg);
+		GB.in = j.in;
+		GB.out = j.out_handle;
+		rc = pems_job_run(&j, gb_spmd, NULL);
 		if (!rc && atomic_load(&GB.failed))
 			rc = -EINVAL;
-		rc = pems_output_commit(&out, rc, false, 0);
-		if (rc && rc != -EINVAL)
-			fprintf(stderr, "pems: error: groupby: finishing %s: %s\n", job->out,
-				pems_strerror(rc));
 	}
-	pems_file_close(GB.in);
+	rc = pems_job_end(&j, rc, false, 0);
 	free(GB.hdr);
-	pems_output_unlock(&out);
 	return rc;
 }

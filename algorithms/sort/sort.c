@@ -624,40 +624,10 @@ static uint64_t mu_for(uint64_t bytes, unsigned v)
 	return (part > sort ? part : sort) + tables + (2u << 20);
 }
 
-/*
- * Workers beyond the cores.  A VP blocks its worker while it reads its
- * slice, while its bucket is delivered and while it writes its sorted
- * range; an extra worker keeps the cores sorting meanwhile.  Taken only
- * when --mem allows it with message chunks of at least MIN_CHUNK.
- */
-#define EXTRA_WORKERS 1
-#define MIN_CHUNK (256u << 10)
-
-static bool extra_workers(struct pems_config *cfg, uint64_t bytes,
-			  const struct pems_plan_env *env)
-{
-	struct pems_plan_env quiet = *env;
-	struct pems_config t = *cfg;
-	uint64_t chunks;
-
-	if (cfg->threads || env->nranks > 1)
-		return false;
-	quiet.quiet = true;
-	t.threads = (env->cores ? env->cores : 1) + EXTRA_WORKERS;
-	if (pems_plan_for(&t, bytes, "sort", mu_for, &quiet))
-		return false;
-	chunks = 2ull * t.threads * t.procs + 8ull * t.threads;
-	if (t.msg_mem / chunks < MIN_CHUNK)
-		return false;
-	*cfg = t;
-	return true;
-}
-
 static int plan(struct pems_config *cfg, uint64_t bytes, const struct pems_plan_env *env)
 {
 	unsigned k, best_v;
-	int rc = extra_workers(cfg, bytes, env) ? 0 :
-		 pems_plan_for(cfg, bytes, "sort", mu_for, env);
+	int rc = pems_plan_extra(cfg, bytes, "sort", mu_for, env);
 
 	if (rc)
 		return rc;
@@ -702,21 +672,10 @@ int pems_sort_plan(struct pems_config *cfg, enum pems_format fmt, uint64_t bytes
 static bool sort_poll(void *state, bool final, char *phase, size_t len, uint64_t *done,
 		      uint64_t *total)
 {
-	uint64_t w = atomic_load(&S.done[1]);
-
 	(void)state;
-	*total = S.n * S.rec;
-	if (final) {
-		snprintf(phase, len, "done");
-		*done = *total;
-	} else if (w) {
-		snprintf(phase, len, "sort+write");
-		*done = w;
-	} else {
-		snprintf(phase, len, "partition");
-		*done = atomic_load(&S.done[0]);
-	}
-	return true;
+	return pems_job_sort_progress(final, atomic_load(&S.done[0]), S.n * S.rec,
+				      atomic_load(&S.done[1]), S.n * S.rec, phase, len, done,
+				      total);
 }
 
 static void trace_plan(const struct pems_config *cfg)

@@ -4,17 +4,16 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "pems_algorithms.h"
 #include "sort/tsort.h"
+#include "job.h"
 
 #define S S_ts
 #define PIECE_MEM ((4u << 20) + 4096u)	/* textsort_out.c's writer */
@@ -100,40 +99,10 @@ static uint64_t mu_for(uint64_t bytes, unsigned v)
 	return (part > sort ? part : sort) + tables + (2u << 20);
 }
 
-/*
- * One worker beyond the cores, as sort.c takes: a VP blocks its worker
- * while it reads its slice, while its bucket is delivered and while it
- * writes; the extra worker keeps the cores busy meanwhile.  Only when
- * --threads is not given and the budget still allows message chunks of
- * MIN_CHUNK.
- */
-#define MIN_CHUNK (256u << 10)
-
-static bool extra_worker(struct pems_config *cfg, uint64_t bytes,
-			 const struct pems_plan_env *env)
-{
-	struct pems_plan_env quiet = *env;
-	struct pems_config t = *cfg;
-	uint64_t chunks;
-
-	if (cfg->threads || env->nranks > 1)
-		return false;
-	quiet.quiet = true;
-	t.threads = (env->cores ? env->cores : 1) + 1;
-	if (pems_plan_for(&t, bytes, "sort", mu_for, &quiet))
-		return false;
-	chunks = 2ull * t.threads * t.procs + 8ull * t.threads;
-	if (t.msg_mem / chunks < MIN_CHUNK)
-		return false;
-	*cfg = t;
-	return true;
-}
-
 static int plan(struct pems_config *cfg, uint64_t bytes)
 {
 	struct pems_plan_env env = pems_plan_here(false);
-	int rc = extra_worker(cfg, bytes, &env) ? 0 :
-		 pems_plan_for(cfg, bytes, "sort", mu_for, &env);
+	int rc = pems_plan_extra(cfg, bytes, "sort", mu_for, &env);
 
 	if (rc)
 		return rc;
@@ -149,84 +118,14 @@ static int plan(struct pems_config *cfg, uint64_t bytes)
 	return 0;
 }
 
-static int check_space(const char *dir, uint64_t need, const char *what, const char *opt)
+/* pems_job_poll_fn: partition (input bytes), then sort+write (output) */
+static bool ts_poll(void *state, bool final, char *phase, size_t len, uint64_t *done,
+		    uint64_t *total)
 {
-	struct statvfs sv;
-	uint64_t avail;
-
-	if (statvfs(dir, &sv))
-		return 0;
-	avail = (uint64_t)sv.f_bavail * sv.f_frsize;
-	if (avail < need) {
-		fprintf(stderr, "pems: error: sort: %s %s needs about %llu MiB free but only %llu MiB are; free space or choose another %s\n",
-			what, dir, (unsigned long long)(need >> 20),
-			(unsigned long long)(avail >> 20), opt);
-		return -PEMS_E_SCRATCH;
-	}
-	return 0;
-}
-
-static int space_ok(const struct pems_config *cfg, uint64_t bytes, const char *out)
-{
-	const char *tmp = getenv("TMPDIR"), *slash = strrchr(out, '/');
-	uint64_t scratch = bytes + bytes / 16 + (256u << 20);
-	char dir[4096];
-	unsigned i;
-	int rc;
-
-	if (pems_resuming())
-		return 0;
-	for (i = 0; i < cfg->ntmp; i++)
-		if ((rc = check_space(cfg->tmp[i], scratch / cfg->ntmp, "scratch dir", "--tmp")))
-			return rc;
-	if (!cfg->ntmp && (rc = check_space(tmp && *tmp ? tmp : ".", scratch, "scratch dir",
-					     "--tmp")))
-		return rc;
-	if (!slash)
-		snprintf(dir, sizeof(dir), ".");
-	else
-		snprintf(dir, sizeof(dir), "%.*s", slash == out ? 1 : (int)(slash - out), out);
-	return check_space(dir, bytes, "output directory", "output path");
-}
-
-/* ---- progress: a thread polls the counters ---- */
-
-static atomic_int progress_stop;
-
-static void *progress_main(void *arg)
-{
-	const struct pems_textsort_job *job = arg;
-	struct timespec ts = { 0, 200 * 1000 * 1000 };
-
-	while (!atomic_load(&progress_stop)) {
-		uint64_t w = atomic_load(&S.done[1]);
-
-		if (w)
-			job->progress("sort+write", w, S.out_size, job->progress_arg);
-		else
-			job->progress("partition", atomic_load(&S.done[0]), S.n,
-				      job->progress_arg);
-		nanosleep(&ts, NULL);
-	}
-	return NULL;
-}
-
-static int run(struct pems_textsort_job *job, const struct pems_config *cfg)
-{
-	pthread_t th;
-	bool have_th = false;
-	int rc;
-
-	atomic_store(&progress_stop, 0);
-	if (job->progress && !pthread_create(&th, NULL, progress_main, job))
-		have_th = true;
-	rc = pems_spmd(cfg, ts_spmd, NULL);
-	atomic_store(&progress_stop, 1);
-	if (have_th)
-		pthread_join(th, NULL);
-	if (!rc && job->progress)
-		job->progress("done", S.out_size, S.out_size, job->progress_arg);
-	return rc;
+	(void)state;
+	return pems_job_sort_progress(final, atomic_load(&S.done[0]), S.n,
+				      atomic_load(&S.done[1]), S.out_size, phase, len, done,
+				      total);
 }
 
 /* Output bytes before -u: the input, plus a terminator for a last
@@ -250,7 +149,7 @@ static int output_size(const char *in, uint64_t n, uint64_t *size)
 	return 0;
 }
 
-static int setup(struct pems_textsort_job *job, struct pems_config *cfg)
+static int setup(struct pems_textsort_job *job, struct pems_job *j)
 {
 	struct stat st;
 	uint8_t *hdr;
@@ -281,57 +180,49 @@ static int setup(struct pems_textsort_job *job, struct pems_config *cfg)
 	S.avg_rec = estimate_records(job->in);
 	rc = output_size(job->in, S.n, &S.out_size);
 	if (!rc)
-		rc = plan(cfg, S.n);
+		rc = plan(&j->cfg, S.n);
+	/* scratch: the messages, a sixteenth for imbalance, 256 MiB of contexts */
 	if (!rc)
-		rc = space_ok(cfg, S.n, job->out);
-	return rc;
+		rc = pems_job_space(j, job->out, S.n + S.n / 16 + (256u << 20), S.n);
+	return rc == -ENOSPC ? -PEMS_E_SCRATCH : rc;
 }
 
 int pems_textsort(struct pems_textsort_job *job)
 {
-	struct pems_config cfg = job->cfg ? *job->cfg : *pems_current_config();
-	struct pems_output out;
+	struct pems_job j;
 	uint64_t size;
 	int rc;
 
 	memset(&S, 0, sizeof(S));
 	S.job = job;
 	S.ts = job->ts;
-	rc = pems_output_lock(&out, "sort", job->out);	/* before any work */
+	pems_job_init(&j, "sort", job->cfg, job->progress, job->progress_arg, ts_poll, NULL);
+	rc = pems_job_lock(&j, job->out);	/* before any work */
 	if (rc)
-		return rc;
-	rc = setup(job, &cfg);
+		return pems_job_end(&j, rc, false, 0);
+	rc = setup(job, &j);
 	if (rc) {
 		if (rc != -PEMS_E_BUDGET && rc != -EINVAL && rc != -PEMS_E_SCRATCH)
 			fprintf(stderr, "pems: error: sort: %s: %s\n", job->in, pems_strerror(rc));
-		goto out_unlock;
+		return pems_job_end(&j, rc, false, 0);
 	}
-	S.v = cfg.procs;
-	S.max_rec = cfg.mu / 8;	/* read, copied, received, gathered: fits mu */
+	S.v = j.cfg.procs;
+	S.max_rec = j.cfg.mu / 8;	/* read, copied, received, gathered: fits mu */
 	if (getenv("PEMS_SORT_TRACE"))
 		fprintf(stderr, "pems: sort trace: text v=%u k=%u mu=%zu MiB msg_mem=%zu MiB record~%zu B max_rec=%zu KiB\n",
-			cfg.procs, cfg.threads, cfg.mu >> 20, cfg.msg_mem >> 20, S.avg_rec,
+			j.cfg.procs, j.cfg.threads, j.cfg.mu >> 20, j.cfg.msg_mem >> 20, S.avg_rec,
 			S.max_rec >> 10);
-	S.in = pems_file_open(job->in, O_RDONLY, 0);
-	if (S.in < 0) {
-		rc = S.in;
-		fprintf(stderr, "pems: error: sort: %s: %s\n", job->in, strerror(-rc));
-		goto out_unlock;
+	rc = pems_job_input(&j, job->in);
+	if (!rc)
+		rc = pems_job_output(&j, job->out, true, S.out_size);
+	if (!rc) {
+		S.in = j.in;
+		S.out = j.out_handle;
+		rc = pems_job_run(&j, ts_spmd, NULL);
 	}
-	rc = pems_output_create(&out, &cfg, true, S.out_size);
-	if (rc)
-		goto out_close;
-	S.out = out.handle;
-	rc = run(job, &cfg);
 	size = S.ts->unique ? S.unique_total : S.out_size;
-	rc = pems_output_commit(&out, rc, S.ts->unique, size);
-	if (rc)
-		fprintf(stderr, "pems: error: sort: finishing %s: %s\n", job->out, pems_strerror(rc));
-	else
+	rc = pems_job_end(&j, rc, S.ts->unique, size);
+	if (!rc)
 		job->out_bytes = size;
-out_close:
-	pems_file_close(S.in);
-out_unlock:
-	pems_output_unlock(&out);
 	return rc;
 }
