@@ -84,14 +84,22 @@ SOMAJOR = 0
 
 all: $(BUILD)/libpems.a $(BUILD)/libpems.so $(ALG_LIB) $(BUILD)/pems-run $(PLUGIN) $(EXAMPLES) $(BENCH_BIN)
 
+# The library's own writable data goes to sections of its own, which the
+# linker keeps apart from the program's .data/.bss: what pems/globals.c
+# gives each VP a copy of is then the program's globals alone.
+KEEP_APART = objcopy --rename-section .data=pems_rwdata --rename-section .bss=pems_rwbss \
+	--rename-section .data.rel.local=pems_rwdata --rename-section .data.rel=pems_rwdata
+
 $(BUILD)/io/%.o: io/%.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(CFLAGS_BASE) $(INC_io) -MMD -MP -c $< -o $@
+	$(Q)$(KEEP_APART) $@
 $(BUILD)/pems/%.o: pems/%.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(CFLAGS_BASE) $(INC_pems) -MMD -MP -c $< -o $@
+	$(Q)$(KEEP_APART) $@
 # where transport.c looks for the plugin: this build dir, the install libdir
 $(BUILD)/pems/transport.o: CFLAGS_BASE += -DPEMS_BUILD_DIR='"$(abspath $(BUILD))"' \
 	-DPEMS_LIBDIR='"$(PREFIX)/lib/pems"'
@@ -103,10 +111,12 @@ $(BUILD)/bsp/%.o: bsp/%.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(CFLAGS_BASE) $(INC_bsp) -MMD -MP -c $< -o $@
+	$(Q)$(KEEP_APART) $@
 $(BUILD)/algorithms/%.o: algorithms/%.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(CFLAGS_BASE) $(INC_alg) -MMD -MP -c $< -o $@
+	$(Q)$(KEEP_APART) $@
 $(BUILD)/gen/%.o: gen/%.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
@@ -120,8 +130,11 @@ $(BUILD)/cli/%.o: cli/%.c
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(CFLAGS_BASE) $(INC_cli) -MMD -MP -c $< -o $@
 
+# again at archive time (-p keeps the dates): an object compiled before
+# the rename existed must not bring its globals into the program's
 $(BUILD)/libpems.a: $(LIB_OBJ)
 	@$(if $(Q),echo "  AR      $@")
+	$(Q)for o in $^; do $(KEEP_APART) -p $$o || exit 1; done
 	$(Q)rm -f $@ && ar rcs $@ $^
 $(ALG_LIB): $(ALG_OBJ)
 	@$(if $(Q),echo "  AR      $@")
@@ -132,7 +145,8 @@ $(MODEL_LIB): $(MODEL_OBJ)
 $(GEN_LIB): $(GEN_OBJ)
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@ && ar rcs $@ $^
-$(BUILD)/libpems.so: $(LIB_OBJ)
+# after libpems.a, whose rule renames the objects' sections (not twice at once)
+$(BUILD)/libpems.so: $(LIB_OBJ) | $(BUILD)/libpems.a
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(SAN) -shared -Wl,-soname,libpems.so.$(SOMAJOR) -o $@ $^ $(LDLIBS)
 $(PLUGIN): $(BUILD)/mpi/mpi_plugin.o

@@ -53,6 +53,8 @@ PEMS_API void bsp_abort(const char *format, ...)
 
 /* ---- lifecycle ---- */
 
+static void begin(bsp_pid_t maxprocs, bool native);
+
 PEMS_API void bsp_init(void (*spmd)(void), int argc, char **argv)
 {
 	spmd_fn = spmd;
@@ -62,7 +64,7 @@ PEMS_API void bsp_init(void (*spmd)(void), int argc, char **argv)
 	 * bsp_init lets the other processes start at the SPMD function);
 	 * the others join rank 0's bsp_begin right away and end with it. */
 	if (pems_rank() > 0)	/* starts MPI under mpirun; 0 if it fails */
-		bsp_begin(0);
+		begin(0, false);
 }
 
 /* argv for VPs that run main() because bsp_init was not called */
@@ -124,25 +126,50 @@ static unsigned granted(bsp_pid_t maxprocs)
 	return procs && procs < maxprocs ? procs : maxprocs;
 }
 
+/*
+ * Start the SPMD section from the initial thread.  @native: the caller
+ * goes on as the first VP of this rank (pems_rt_begin), like process 0
+ * of a process-based BSPlib: the code before bsp_begin has run once in
+ * it, and in the bsp_init form main goes on after the SPMD function.
+ * The other VPs start at the SPMD function, or at main without bsp_init
+ * (so that code runs once in each VP, as in its own process).  Not
+ * native: when checkpointing (a resume restores VPs on slice stacks
+ * only: checkpoint.c) and for the ranks bsp_init sends straight in;
+ * then every VP starts afresh and the process exits at the end.
+ */
+static void begin(bsp_pid_t maxprocs, bool native)
+{
+	int rc;
+
+	if (pems_rt_running())
+		bsp_abort("bsp_begin: called twice");
+	if (!spmd_fn)
+		read_cmdline();
+	/* each VP its own globals, from the image main started with when it
+	 * runs main afresh, else from the globals as they are now */
+	pems_globals_begin(pems_current_config()->shared_globals ? PEMS_GLOBALS_OFF :
+			   spmd_fn ? PEMS_GLOBALS_FORK : PEMS_GLOBALS_IMAGE);
+	if (native && !pems_current_config()->ckpt_dir) {
+		pems_rt_begin(vp_main, NULL, granted(maxprocs));
+		return;
+	}
+	rc = pems_rt_run(NULL, vp_main, NULL, granted(maxprocs));
+	fflush(stdout);
+	/* the SPMD section and VP 0's code after bsp_end have run: what
+	 * called bsp_begin on this thread must not run a second time */
+	exit(rc < 0 ? 1 : rc);
+}
+
 PEMS_API void bsp_begin(bsp_pid_t maxprocs)
 {
 	struct pems_vp *vp = pems_self();
-	int rc;
 
 	if (vp) {
 		if (vp->sync_count || vp->state != VP_RUNNING)
 			bsp_abort("bsp_begin: called twice");
 		return;	/* each VP passes through its own bsp_begin */
 	}
-	if (pems_rt_running())
-		bsp_abort("bsp_begin: called twice");
-	if (!spmd_fn)
-		read_cmdline();
-	rc = pems_rt_run(NULL, vp_main, NULL, granted(maxprocs));
-	fflush(stdout);
-	/* the SPMD section and VP 0's code after bsp_end have run: what
-	 * called bsp_begin on this thread must not run a second time */
-	exit(rc < 0 ? 1 : rc);
+	begin(maxprocs, true);
 }
 
 PEMS_API void bsp_end(void)
@@ -177,7 +204,7 @@ PEMS_API void bsp_push_reg(const void *ident, bsp_size_t size)
 {
 	struct pems_vp *vp = self_or_abort("bsp_push_reg");
 
-	if (pems_reg_push(vp, ident, size, pems_rt_superstep()))
+	if (pems_reg_push(vp, pems_globals_addr(vp, ident), size, pems_rt_superstep()))
 		bsp_abort("bsp_push_reg: out of memory");
 }
 
@@ -185,7 +212,7 @@ PEMS_API void bsp_pop_reg(const void *ident)
 {
 	struct pems_vp *vp = self_or_abort("bsp_pop_reg");
 
-	if (pems_reg_pop(vp, ident, pems_rt_superstep()))
+	if (pems_reg_pop(vp, pems_globals_addr(vp, ident), pems_rt_superstep()))
 		bsp_abort("bsp_pop_reg: address %p is not registered on VP %u", ident, vp->pid);
 }
 
@@ -216,7 +243,7 @@ PEMS_API void bsp_sync(void)
 static struct pems_reg *reg_or_abort(const char *fn, struct pems_vp *vp, const void *addr,
 				     bsp_size_t offset, bsp_size_t nbytes)
 {
-	struct pems_reg *r = pems_reg_find_addr(vp, addr, pems_rt_superstep());
+	struct pems_reg *r = pems_reg_find_addr(vp, pems_globals_addr(vp, addr), pems_rt_superstep());
 
 	if (!r)
 		bsp_abort("%s: address %p is not registered on VP %u (register it with bsp_push_reg and bsp_sync first)",
@@ -260,8 +287,11 @@ PEMS_API void bsp_get(bsp_pid_t pid, const void *src, bsp_size_t offset, void *d
 	r = reg_or_abort("bsp_get", vp, src, offset, nbytes);
 	if (!nbytes)
 		return;
+	/* the reply lands before this VP computes again: a global @dst in
+	 * its copy */
 	g = (struct pems_get){ .target = pid, .requester = vp->pid, .slot = r->id,
-			       .offset = offset, .nbytes = nbytes, .dst = dst };
+			       .offset = offset, .nbytes = nbytes,
+			       .dst = pems_globals_addr(vp, dst) };
 	pems_get_record(pems_self_worker(), &g);
 }
 

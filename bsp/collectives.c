@@ -19,7 +19,7 @@ static struct pems_vp *self_or_abort(const char *fn)
 static void wait_for(struct pems_vp *vp, enum pems_coll_kind kind, void *out, size_t bytes)
 {
 	vp->coll.kind = kind;
-	vp->coll.out = out;
+	vp->coll.out = pems_globals_addr(vp, out);	/* delivered before it runs again */
 	vp->coll.bytes = bytes;
 	bsp_sync();
 }
@@ -134,9 +134,11 @@ PEMS_API void pems_alltoallv(const void *sendbuf, const size_t *sendcounts,
 		bsp_abort("pems_alltoallv: called twice in one superstep");
 	send_parts(vp, sendbuf, sendcounts, sdispls);
 	vp->xchg.kind = COLL_ALLTOALLV;
-	vp->xchg.abuf = recvbuf;
-	vp->xchg.rdispls = rdispls;
-	vp->xchg.acounts = recvcounts;
+	/* read and written at delivery, before the VP runs again: globals
+	 * in its copy */
+	vp->xchg.abuf = pems_globals_addr(vp, recvbuf);
+	vp->xchg.rdispls = pems_globals_addr(vp, rdispls);
+	vp->xchg.acounts = pems_globals_addr(vp, recvcounts);
 }
 
 PEMS_API void pems_exchange(const void *sendbuf, const size_t *sendcounts, void **recvbuf,
@@ -150,7 +152,7 @@ PEMS_API void pems_exchange(const void *sendbuf, const size_t *sendcounts, void 
 		bsp_abort("pems_exchange: called twice in one superstep");
 	send_parts(vp, sendbuf, sendcounts, NULL);
 	vp->xchg.kind = COLL_EXCHANGE;
-	vp->xchg.recvbuf = recvbuf;
-	vp->xchg.recvbytes = recvbytes;
-	vp->xchg.recvcounts = recvcounts;
+	vp->xchg.recvbuf = pems_globals_addr(vp, recvbuf);
+	vp->xchg.recvbytes = pems_globals_addr(vp, recvbytes);
+	vp->xchg.recvcounts = pems_globals_addr(vp, recvcounts);
 }

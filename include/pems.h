@@ -36,7 +36,8 @@ enum pems_compress { PEMS_COMPRESS_OFF = 0, PEMS_COMPRESS_ZSTD = 1, PEMS_COMPRES
  * K/M/G suffixes), PEMS_TMP (colon-separated dirs), PEMS_IO
  * (uring|aio|sync), PEMS_QDEPTH, PEMS_MSG_MEM, PEMS_STACK, PEMS_STATS (1: print at
  * exit, 2: also one line per superstep), PEMS_COMPRESS (zstd[:LEVEL]|auto|off),
- * PEMS_STATS_JSON (file), PEMS_MSG_HOLD (0: no_hold). 0 means "choose for me" for numbers. */
+ * PEMS_STATS_JSON (file), PEMS_MSG_HOLD (0: no_hold), PEMS_GLOBALS (shared|private).
+ * 0 means "choose for me" for numbers. */
 struct pems_config {
 	unsigned procs;		/* v, total VPs; 0: = maxprocs of bsp_begin */
 	unsigned threads;	/* k, workers per rank; 0: online cores */
@@ -63,6 +64,10 @@ struct pems_config {
 	/* never keep full message chunks in memory, write them all
 	 * (PEMS_MSG_HOLD=0; for measuring the disk path) */
 	bool no_hold;
+	/* bsp_begin/bsp_init programs: the VPs of a rank share the program's
+	 * globals (MulticoreBSP style) instead of each having its own copy
+	 * (PEMS_GLOBALS=shared; default private: docs/api.md) */
+	bool shared_globals;
 };
 
 /* Returns 0, or -PEMS_E_CONFIG when a variable is malformed (then a

@@ -69,6 +69,7 @@ static void load_vp(struct rd *r, struct pems_rt *rt, struct pems_vp *vp)
 	vp->uc.uc_mcontext.fpregs = &vp->uc.__fpregs_mem;
 	vp->heap = s.heap;
 	vp->heap.touched = vp->heap.brk;
+	vp->globals = s.globals;	/* its copy of the globals, in its heap */
 	vp->sp_off = s.sp_off;
 	vp->disk_heap = s.disk_heap;
 	vp->disk_sp = s.disk_sp;

@@ -222,6 +222,8 @@ PEMS_API int pems_config_init(struct pems_config *cfg)
 		return rc;
 	s = getenv("PEMS_MSG_HOLD");
 	cfg->no_hold = s && !strcmp(s, "0");
+	s = getenv("PEMS_GLOBALS");
+	cfg->shared_globals = s && !strcmp(s, "shared");
 	return 0;
 }
 

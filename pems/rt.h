@@ -188,7 +188,18 @@ struct pems_rt {
 	int exit_code;
 	void (*entry)(void *);
 	void *entry_arg;
+	/* per-VP globals (globals.c) */
+	enum pems_globals_mode globals;
+	pthread_mutex_t globals_lock;	/* held by the VP computing (globals.c 3) */
 };
+
+/* per-VP globals (globals.c): the mode of the run starting now (once);
+ * install @vp's copy before it computes (@lock: take globals_lock) and
+ * save it after */
+size_t pems_globals_size(void);
+enum pems_globals_mode pems_globals_take(void);
+void pems_globals_in(struct pems_rt *rt, struct pems_vp *vp, bool lock);
+void pems_globals_out(struct pems_rt *rt, struct pems_vp *vp);
 
 extern struct pems_rt *pems_rt;	/* NULL outside the SPMD section */
 

@@ -31,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -94,6 +95,41 @@ static struct pems_vp *claim(struct pems_rt *rt)
 	}
 }
 
+/*
+ * The native VP: bsp_begin's caller on the initial thread goes on as the
+ * first VP of its rank (VP 0 on rank 0), so code before bsp_begin runs
+ * once in it and, in the bsp_init form, main goes on after the SPMD
+ * function returns (pems_rt_begin).  Its stack is the initial thread's:
+ * outside its slice, always resident, not counted in mu, and the driver
+ * runs on a stack of its own meanwhile.
+ */
+static struct {
+	bool active;			/* pems_rt_begin started this run */
+	ucontext_t uc;			/* the caller, saved in pems_rt_begin */
+	ucontext_t drv;			/* the driver, on dstack */
+	void *fake;			/* ASan: its fake stack while away */
+	const void *lo;			/* ASan: the initial thread's stack */
+	size_t size;
+	char *dstack;			/* the driver's stack */
+	size_t dsize;
+	void (*entry)(void *);
+	void *arg;
+	unsigned maxprocs;
+} native;
+
+/* The stack @vp runs on: its slice's top, or the native one's. */
+static void vp_stack(const struct pems_rt *rt, const struct pems_vp *vp, const void **lo,
+		     size_t *size)
+{
+	if (vp->native) {
+		*lo = native.lo;
+		*size = native.size;
+	} else {
+		*lo = vp->base + rt->mu - rt->stack;
+		*size = rt->stack;
+	}
+}
+
 static void vp_trampoline(void)
 {
 	struct pems_rt *rt = pems_rt;
@@ -106,6 +142,8 @@ static void vp_trampoline(void)
 
 static void run(struct pems_worker *w, struct pems_vp *vp)
 {
+	const void *lo;
+	size_t size;
 	double t0;
 	bool made;
 
@@ -121,11 +159,14 @@ static void run(struct pems_worker *w, struct pems_vp *vp)
 	vp->sent_bytes = 0;
 	w->cur = vp;
 	t0 = pems_now();
-	FIBER_START(&w->fake_stack, vp->base + w->rt->mu - w->rt->stack, w->rt->stack);
+	vp_stack(w->rt, vp, &lo, &size);
+	pems_globals_in(w->rt, vp, true);	/* its globals, one VP at a time */
+	FIBER_START(&w->fake_stack, lo, size);
 	tsan_enter(vp, made);
 	if (swapcontext(&w->uc, &vp->uc))
 		pems_fatal("swapcontext: %s", strerror(errno));
 	FIBER_FINISH(w->fake_stack, NULL, NULL);
+	pems_globals_out(w->rt, vp);
 	if (w->file_aio)	/* their buffers would be swapped out under the DMA */
 		pems_fatal("VP %u reached bsp_sync (or its end) with %u pems_file_start transfer(s) not waited for; call pems_file_wait first",
 			   vp->pid, w->file_aio);
@@ -143,6 +184,8 @@ static size_t saved_sp(struct pems_rt *rt, struct pems_vp *vp)
 {
 	size_t lo = rt->mu - rt->stack, sp;
 
+	if (vp->native)
+		return rt->mu;	/* nothing of its stack is in the slice */
 #if defined(__x86_64__)
 	sp = (size_t)((char *)vp->uc.uc_mcontext.gregs[REG_RSP] - vp->base);
 	sp = sp > 256 ? sp - 256 : 0;	/* red zone */
@@ -482,6 +525,8 @@ static void run_post_bsp(struct pems_rt *rt)
 {
 	struct pems_worker mw;
 	struct pems_vp *vp = &rt->vps[0];
+	const void *lo;
+	size_t size;
 
 	memset(&mw, 0, sizeof(mw));
 	mw.rt = rt;
@@ -494,7 +539,11 @@ static void run_post_bsp(struct pems_rt *rt)
 	vp->state = VP_RUNNING;
 	rt->post_bsp = false;
 	vp->past_end = true;	/* BSP calls now abort (bsp.c) */
-	FIBER_START(&mw.fake_stack, vp->base + rt->mu - rt->stack, rt->stack);
+	vp_stack(rt, vp, &lo, &size);
+	/* the native VP goes on in main on this, its own, thread and never
+	 * comes back: its return from main ends the process */
+	pems_globals_in(rt, vp, false);	/* and they stay: the run is over */
+	FIBER_START(&mw.fake_stack, lo, size);
 	tsan_enter(vp, false);
 	swapcontext(&mw.uc, &vp->uc);
 	FIBER_FINISH(mw.fake_stack, NULL, NULL);
@@ -514,6 +563,58 @@ PEMS_API void pems_set_progress(void (*fn)(uint64_t, void *), void *arg)
 	}
 	pems_progress_fn = fn;
 	pems_progress_arg = arg;
+}
+
+/* The native caller becomes VP lid 0, suspended where it left. */
+static void native_adopt(struct pems_rt *rt)
+{
+	struct pems_vp *vp = &rt->vps[0];
+
+	vp->uc = native.uc;
+	vp->uc.uc_mcontext.fpregs = &vp->uc.__fpregs_mem;
+	vp->native = true;
+	vp->state = VP_READY;
+	vp->fake_stack = native.fake;
+}
+
+/* The driver of a native run, on its own stack. */
+static void native_driver(void)
+{
+	int rc;
+
+	FIBER_FINISH(NULL, &native.lo, &native.size);
+	rc = pems_rt_run(NULL, native.entry, native.arg, native.maxprocs);
+	fflush(stdout);
+	/* the run is over and the native VP did not go on after bsp_end
+	 * (another rank's, or the runtime did not start) */
+	exit(rc < 0 ? 1 : rc);
+}
+
+void pems_rt_begin(void (*entry)(void *), void *arg, unsigned maxprocs)
+{
+	struct pems_worker *w;
+
+	native.entry = entry;
+	native.arg = arg;
+	native.maxprocs = maxprocs;
+	native.dsize = 8u << 20;
+	native.dstack = mmap(NULL, native.dsize, PROT_READ | PROT_WRITE,
+			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+	if (native.dstack == MAP_FAILED)
+		pems_fatal("cannot map a stack for the driver: %s", strerror(errno));
+	if (getcontext(&native.drv))
+		pems_fatal("getcontext: %s", strerror(errno));
+	native.drv.uc_stack.ss_sp = native.dstack;
+	native.drv.uc_stack.ss_size = native.dsize;
+	native.drv.uc_link = NULL;
+	makecontext(&native.drv, native_driver, 0);
+	native.active = true;
+	FIBER_START(&native.fake, native.dstack, native.dsize);
+	if (swapcontext(&native.uc, &native.drv))
+		pems_fatal("swapcontext: %s", strerror(errno));
+	/* resumed by a worker as VP lid 0 (as in pems_vp_sync) */
+	w = pems_self_worker();
+	FIBER_FINISH(native.fake, &w->stack_lo, &w->stack_size);
 }
 
 int pems_rt_run(const struct pems_config *cfg, void (*entry)(void *), void *arg,
@@ -543,7 +644,11 @@ int pems_rt_run(const struct pems_config *cfg, void (*entry)(void *), void *arg,
 	rt->t0 = pems_now();
 	rt->progress = pems_progress_fn;
 	rt->progress_arg = pems_progress_arg;
+	rt->globals = pems_globals_take();
+	pthread_mutex_init(&rt->globals_lock, NULL);
 	rc = rt_init(rt, maxprocs);
+	if (!rc && native.active)
+		native_adopt(rt);
 	if (!rc)
 		rc = pems_ckpt_restore(rt, &rc);	/* checkpoint.c (1): &rc is the driver stack */
 	if (!rc)

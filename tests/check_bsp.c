@@ -25,9 +25,6 @@
  *
  * PEMS_TEST_REDUCED=1 (set by make tsan) leaves out the configurations
  * of 256 and 1000 VPs.
- *
- * Known runtime bugs are marked KNOWN_BUG with the cause; such a test
- * reports "XFAIL" on stdout and passes unless PEMS_TEST_STRICT=1.
  */
 #include "spmd_test.h"
 
@@ -1439,26 +1436,6 @@ END_TEST
 
 /* ================= behaviours that abort or end the process ================= */
 
-static bool strict(void)
-{
-	const char *s = getenv("PEMS_TEST_STRICT");
-
-	return s && *s && strcmp(s, "0");
-}
-
-/* A test of correct behaviour that a known runtime bug breaks: pass with
- * "XFAIL" on stdout unless PEMS_TEST_STRICT=1; say so when it is fixed. */
-#define KNOWN_BUG(ok, bug, ...)						\
-	do {								\
-		if (ok) {						\
-			printf("XPASS %s: fixed? remove the KNOWN_BUG mark (%s)\n", __func__, bug); \
-		} else if (strict()) {					\
-			ck_abort_msg(__VA_ARGS__);			\
-		} else {						\
-			printf("XFAIL %s: known bug: %s\n", __func__, bug); \
-		}							\
-	} while (0)
-
 static const struct spmd_cfg small_cfg = { "v2-k1", 2, 1, 1 * MiB, 64 * MiB, PEMS_IO_KIND_SYNC, false };
 
 struct scenario {
@@ -1649,25 +1626,19 @@ START_TEST(bsp_end_leaves_only_vp0_running)
 END_TEST
 
 /*
- * KNOWN_BUG: in the bsp_init form (bsp_init(spmd); spmd(); ... in main)
- * BSPlib programs continue in main after the SPMD function returns (on
- * process 0).  bsp/bsp.c bsp_begin() instead calls exit() when the run
- * is over (line ~117, "exit(rc < 0 ? 1 : rc)"), so main's remaining code
- * never runs and its exit status is lost (always 0).  Fix: when
- * spmd_fn is set, let VP 0's context return from spmd_fn back into the
- * caller of bsp_begin's frame (e.g. run VP 0 on the calling thread's own
- * stack, or longjmp to a jmp_buf taken in bsp_begin after VP 0 returns
- * from spmd_fn) instead of exiting.
+ * In the bsp_init form (bsp_init(spmd); spmd(); ... in main) BSPlib
+ * programs continue in main after the SPMD function returns, on process
+ * 0, and main's exit status is the process's.  (Was a known bug: bsp.c's
+ * bsp_begin exited the process when the run was over; now the caller of
+ * bsp_begin goes on as VP 0, sched.c pems_rt_begin.)
  */
 START_TEST(main_continues_after_the_spmd_function)
 {
 	struct child_result cr;
-	bool ok;
 
 	run_child(child_begin_end, NULL, 60, &cr);
-	ok = cr.exited && cr.status == 7 && count_lines(cr.out, "main continues\n") == 1;
-	KNOWN_BUG(ok, "bsp/bsp.c bsp_begin exits the process instead of returning to main in the bsp_init form",
-		  "exit status %d (expected 7), stdout:\n%s", cr.status, cr.out);
+	ck_assert_msg(cr.exited && cr.status == 7 && count_lines(cr.out, "main continues\n") == 1,
+		      "exit status %d (expected 7), stdout:\n%s", cr.status, cr.out);
 }
 END_TEST
 

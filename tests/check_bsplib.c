@@ -10,12 +10,17 @@
  * program prints one result line on processor 0; this file computes the
  * same result sequentially and compares the lines.
  *
+ * globals.c and rules.c keep their per-process state in globals and
+ * statics: they pass only because every VP has its own copy
+ * (pems/globals.c); with PEMS_GLOBALS=shared they fail.
+ *
  * The children get an environment without PEMS_* variables, plus what a
  * configuration adds (threads, a budget that spills, stats).
  */
 #include "spmd_test.h"
 
 #include <limits.h>
+#include <signal.h>
 
 #include "pems.h"
 
@@ -55,6 +60,8 @@ static void child_exec(void *arg)
 		e++;
 	}
 	setenv("TMPDIR", spmd_tmp(), 1);
+	/* the programs are the users': their leaks are not the library's */
+	setenv("ASAN_OPTIONS", "detect_leaks=0", 1);
 	for (i = 0; pr->env[i]; i++)
 		putenv((char *)pr->env[i]);
 	if (pr->in) {
@@ -244,8 +251,9 @@ static void match_ref(int n, long *pairs, uint64_t *sum)
 
 /* ---- the programs and their expected lines ---- */
 
-enum prog { INPROD, MATCH, SORT, FFT, LU, NPROGS };
-static const char *const prog_name[NPROGS] = { "inprod98", "match98", "sort", "fft", "lu" };
+enum prog { INPROD, MATCH, SORT, FFT, LU, GLOBALS, RULES, NPROGS };
+static const char *const prog_name[NPROGS] = { "inprod98", "match98", "sort", "fft", "lu",
+					       "globals", "rules" };
 
 /* Fill @pr for program @g at @P (binary @bin) and write the expected
  * stdout line to @want. */
@@ -287,6 +295,15 @@ static void prog_setup(enum prog g, unsigned P, const char *bin, struct prog_run
 		pr->args[1] = "16";
 		snprintf(want, len, "fft: p=%u m=16 sum=%016llx\n", P,
 			 (unsigned long long)fft_ref(P, 16));
+		break;
+	case GLOBALS:
+		pr->args[0] = ps;
+		pr->args[1] = "10";
+		snprintf(want, len, "globals: p=%u bad=0 sum=%ld\n", P, 10L * P * (P + 1) / 2);
+		break;
+	case RULES:
+		pr->args[0] = ps;
+		snprintf(want, len, "rules: p=%u rounds=1 ok\n", P);
 		break;
 	default:
 		pr->args[0] = ps;
@@ -426,21 +443,198 @@ START_TEST(machine_size_rule)
 	struct child_result cr;
 
 	run_prog(&pr, &cr);
-	ck_assert_msg(cr.exited && cr.status == 0, "exit %d: %s", cr.status, cr.err);
-	ck_assert_str_eq(cr.out, "machine=1024\ngranted=1024\n");
+	ck_assert_msg(cr.exited && cr.status == 3, "exit %d: %s", cr.status, cr.err);
+	ck_assert_str_eq(cr.out, "machine=1024\ngranted=1024\nmain goes on\n");
 	pr.args[0] = "4";
 	run_prog(&pr, &cr);
-	ck_assert_str_eq(cr.out, "machine=1024\ngranted=4\n");
+	ck_assert_str_eq(cr.out, "machine=1024\ngranted=4\nmain goes on\n");
 	pr.args[0] = "5000";
 	run_prog(&pr, &cr);
-	ck_assert_str_eq(cr.out, "machine=1024\ngranted=5000\n");
+	ck_assert_str_eq(cr.out, "machine=1024\ngranted=5000\nmain goes on\n");
 	pr.env[0] = procs64[0];
 	pr.args[0] = "4";
 	run_prog(&pr, &cr);
-	ck_assert_str_eq(cr.out, "machine=64\ngranted=4\n");
+	ck_assert_str_eq(cr.out, "machine=64\ngranted=4\nmain goes on\n");
 	pr.env[0] = procs3[0];
 	run_prog(&pr, &cr);
-	ck_assert_str_eq(cr.out, "machine=3\ngranted=3\n");
+	ck_assert_str_eq(cr.out, "machine=3\ngranted=3\nmain goes on\n");
+}
+END_TEST
+
+/* ---- SPMD start-up ---- */
+
+/* Code before bsp_begin (main is the SPMD function) runs once per VP,
+ * never once more; main's status is the process's; with and without
+ * spilling, and under mpirun (the initial thread of each rank is a VP) */
+START_TEST(code_before_bsp_begin_runs_once_per_vp)
+{
+	static const char *const k1[] = { "PEMS_THREADS=1", "PEMS_MU=1M", "PEMS_MEM=24M", NULL };
+	static const unsigned ps[] = { 1, 3, 64, 1000 };
+	struct prog_run pr = { .bin = "count" };
+	struct child_result cr;
+	char arg[16], want[64];
+	unsigned i, j, n, runs = 0;
+
+	for (i = 0; i < 3 * sizeof(ps) / sizeof(ps[0]); i++) {
+		unsigned P = ps[i % 4], mode = i / 4;
+		const char *s;
+
+		if (mode == 2 && (P > 64 || !have_mpirun()))
+			continue;
+		snprintf(arg, sizeof(arg), "%u", P);
+		pr.args[0] = arg;
+		for (j = 0; k1[j]; j++)
+			pr.env[j] = mode == 1 ? k1[j] : NULL;
+		pr.mpi_np = mode == 2 ? 2 : 0;
+		if (mode == 2 && P < 2)
+			continue;
+		run_prog(&pr, &cr);
+		ck_assert_msg(cr.exited && cr.status == 5, "count %u (mode %u): exit %d; %s", P, mode,
+			      cr.status, cr.err);
+		for (n = 0, s = cr.out; (s = strstr(s, "before\n")); s++)
+			n++;
+		ck_assert_msg(n == P, "count %u (mode %u): \"before\" printed %u times:\n%.300s", P,
+			      mode, n, cr.out);
+		snprintf(want, sizeof(want), "after: p=%u\n", P);
+		ck_assert_msg(strstr(cr.out, want), "count %u: %s", P, cr.out);
+		runs++;
+	}
+	ck_assert_uint_ge(runs, 8);
+}
+END_TEST
+
+/* Sharing the globals (the opt-out) breaks the per-process-globals
+ * programs: what the default gives them is what they need */
+START_TEST(shared_globals_break_per_process_programs)
+{
+	static const char *const shared[] = { "PEMS_GLOBALS=shared", NULL };
+	struct prog_run pr;
+	struct child_result cr;
+	char ps[16], want[512];
+
+	prog_setup(GLOBALS, 4, "globals", &pr, ps, want, sizeof(want));
+	pr.env[0] = shared[0];
+	run_prog(&pr, &cr);
+	ck_assert_msg(strcmp(cr.out, want), "globals passed with PEMS_GLOBALS=shared: %s", cr.out);
+}
+END_TEST
+
+/* ---- kill -9 and resume ---- */
+
+/* The superstep of the checkpoint in @dir, or -1. */
+static long ckpt_superstep(const char *dir)
+{
+	char path[PATH_MAX + 64], line[256];
+	long step = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/manifest", dir);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "superstep %ld", &step) == 1)
+			break;
+	fclose(f);
+	return step;
+}
+
+struct resume_run {
+	struct prog_run pr;
+	const char *ckdir;
+};
+
+static void child_resume(void *arg)
+{
+	const struct resume_run *rr = arg;
+	const char *run = getenv("PEMS_RUN");
+	struct prog_run pr = rr->pr;
+	char bin[PATH_MAX];
+
+	snprintf(bin, sizeof(bin), "%s", run && *run ? run : "build/pems-run");
+	pr.args[0] = "resume";
+	pr.args[1] = rr->ckdir;
+	pr.args[2] = NULL;
+	/* child_exec runs bindir/bin: give it pems-run's absolute path */
+	snprintf(bindir, sizeof(bindir), "%s", "/");
+	pr.bin = bin;
+	child_exec(&pr);
+}
+
+/* Start rules.c at @P checkpointing every superstep, SIGKILL it once a
+ * checkpoint of superstep 4 or later exists, resume it with pems-run
+ * resume and expect the uninterrupted result (its globals come back
+ * from the checkpointed contexts); @spill: the least budget. */
+static void rules_killed_and_resumed(unsigned P, bool spill)
+{
+	static char mem[64], ck[PATH_MAX + 32], ckenv[PATH_MAX + 64], json[PATH_MAX + 32];
+	struct resume_run rr;
+	struct child_result cr;
+	char ps[16], want[256], saved[PATH_MAX], stats[4096];
+	struct pems_config pc;
+	pid_t pid;
+	int st, i;
+	FILE *f;
+	size_t n;
+
+	snprintf(ck, sizeof(ck), "%s/ck.rules.%u.%d", spmd_tmp(), P, spill);
+	snprintf(ckenv, sizeof(ckenv), "PEMS_CHECKPOINT_DIR=%s", ck);
+	snprintf(json, sizeof(json), "PEMS_STATS_JSON=%s/rules.json", spmd_tmp());
+	pems_config_init(&pc);
+	pc.procs = P;
+	pc.threads = 2;
+	pc.mu = MiB;
+	pc.stack = 256 * KiB;
+	snprintf(mem, sizeof(mem), "PEMS_MEM=%zuK", spill ? spmd_min_budget(&pc) >> 10 : 256 * 1024);
+	memset(&rr, 0, sizeof(rr));
+	rr.pr.bin = "rules";
+	snprintf(ps, sizeof(ps), "%u", P);
+	rr.pr.args[0] = ps;
+	rr.pr.args[1] = "30";	/* ms per superstep */
+	rr.pr.args[2] = "1";	/* one round: ~20 supersteps */
+	rr.pr.env[0] = "PEMS_THREADS=2";
+	rr.pr.env[1] = "PEMS_MU=1M";
+	rr.pr.env[2] = mem;
+	rr.pr.env[3] = ckenv;
+	rr.pr.env[4] = "PEMS_CHECKPOINT_EVERY=1";
+	rr.pr.env[5] = json;
+	rr.ckdir = ck;
+	snprintf(want, sizeof(want), "rules: p=%u rounds=1 ok\n", P);
+	fflush(stdout);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+
+		dup2(null, 1);
+		child_exec(&rr.pr);
+	}
+	for (i = 0; i < 6000 && ckpt_superstep(ck) < 4; i++)
+		usleep(10000);
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	ck_assert_msg(ckpt_superstep(ck) >= 4, "rules %u: no checkpoint after %d s", P, i / 100);
+	memcpy(saved, bindir, sizeof(saved));
+	run_child(child_resume, &rr, 600, &cr);
+	memcpy(bindir, saved, sizeof(bindir));
+	ck_assert_msg(cr.exited && cr.status == 0, "resume of rules %u: exit %d; %s", P, cr.status,
+		      cr.err);
+	ck_assert_msg(!strcmp(cr.out, want), "resumed rules %u%s: %s", P, spill ? " (spilling)" : "",
+		      cr.out);
+	if (!spill)
+		return;
+	f = fopen(json + strlen("PEMS_STATS_JSON="), "r");
+	ck_assert_msg(f, "no statistics of the resumed run");
+	n = fread(stats, 1, sizeof(stats) - 1, f);
+	fclose(f);
+	stats[n] = 0;
+	ck_assert_msg(!strstr(stats, "\"ctx_written\": 0,"), "the resumed run did not spill: %s", stats);
+}
+
+START_TEST(rules_after_kill_and_resume)
+{
+	rules_killed_and_resumed(_i ? 64 : 4, false);
+	rules_killed_and_resumed(_i ? 64 : 4, true);
 }
 END_TEST
 
@@ -511,6 +705,17 @@ int main(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("machine_size");
 	tcase_add_test(tc, machine_size_rule);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("spmd_start_up");
+	tcase_set_timeout(tc, 600);
+	tcase_add_test(tc, code_before_bsp_begin_runs_once_per_vp);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("private_globals");
+	tcase_add_test(tc, shared_globals_break_per_process_programs);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("rules_after_kill_and_resume");
+	tcase_set_timeout(tc, 1200);
+	tcase_add_loop_test(tc, rules_after_kill_and_resume, 0, 2);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("int_dialect");
 	tcase_add_test(tc, int_program_needs_the_switch);

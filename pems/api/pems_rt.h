@@ -122,6 +122,11 @@ struct pems_vp {
 	unsigned znext;		/* next block to start (block-by-block transfer) */
 	void *fake_stack;	/* ASan's fake stack while suspended */
 	void *tsan_fiber;	/* TSan's fiber of this VP (sched.c), or NULL */
+	char *globals;		/* its copy of the program's globals, in its
+				 * heap, or NULL (globals.c) */
+	bool native;		/* the thread that called bsp_begin: its stack
+				 * is that thread's own, outside the slice
+				 * (sched.c, pems_rt_begin) */
 };
 
 /* The VP running on this thread, or NULL (never cached across a sync:
@@ -137,6 +142,24 @@ _Noreturn void pems_die(int status);
  * or 0).  Returns the exit code VP 0 set, or -errno / -PEMS_E_*. */
 int pems_rt_run(const struct pems_config *cfg, void (*entry)(void *), void *arg,
 		unsigned maxprocs);
+/* bsp_begin on the initial thread: run as pems_rt_run (cfg NULL), the
+ * caller going on as the first VP of this rank; returns in that VP.
+ * Exits the process when the run ends without it (1 if the runtime
+ * cannot start). */
+void pems_rt_begin(void (*entry)(void *), void *arg, unsigned maxprocs);
+
+/* ---- per-VP globals (globals.c) ---- */
+/* off (the VPs of a rank share them), copies starting as the image
+ * before main (VPs that run main from its start), or as the globals at
+ * bsp_begin (VPs that start at the bsp_init function, and the caller) */
+enum pems_globals_mode { PEMS_GLOBALS_OFF = 0, PEMS_GLOBALS_IMAGE, PEMS_GLOBALS_FORK };
+/* bsp_begin: the next run gives its VPs copies (@mode); saves the
+ * globals as they are now. */
+void pems_globals_begin(enum pems_globals_mode mode);
+/* Where the runtime must read or write @addr of @vp while it is not
+ * computing: its copy for a global address, else @addr.  For what bsp/
+ * records to deliver later (registrations, get destinations, outputs). */
+void *pems_globals_addr(struct pems_vp *vp, const void *addr);
 /* Inside a run: VPs in all, this rank, the superstep, seconds since
  * the start; false / 0 outside. */
 bool pems_rt_running(void);

@@ -26,5 +26,6 @@ int main(int argc, char **argv)
 	printf("machine=%u\n", (unsigned)bsp_nprocs());
 	fflush(stdout);
 	spmd();
-	return 0;
+	printf("main goes on\n");	/* after the SPMD function, once */
+	return 3;
 }

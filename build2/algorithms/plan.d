@@ -1,0 +1,6 @@
+build2/algorithms/plan.o: algorithms/plan.c algorithms/pems_algorithms.h \
+ include/pems.h include/bsp.h algorithms/formats/pems_formats.h
+algorithms/pems_algorithms.h:
+include/pems.h:
+include/bsp.h:
+algorithms/formats/pems_formats.h:

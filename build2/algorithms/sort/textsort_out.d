@@ -1,0 +1,8 @@
+build2/algorithms/sort/textsort_out.o: algorithms/sort/textsort_out.c \
+ algorithms/pems_algorithms.h include/pems.h include/bsp.h \
+ algorithms/formats/pems_formats.h algorithms/sort/tsort.h
+algorithms/pems_algorithms.h:
+include/pems.h:
+include/bsp.h:
+algorithms/formats/pems_formats.h:
+algorithms/sort/tsort.h:

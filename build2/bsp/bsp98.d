@@ -1,0 +1,2 @@
+build2/bsp/bsp98.o: bsp/bsp98.c include/bsp.h
+include/bsp.h:

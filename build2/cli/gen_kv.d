@@ -1,0 +1,9 @@
+build2/cli/gen_kv.o: cli/gen_kv.c cli/cli.h include/pems.h include/bsp.h \
+ algorithms/pems_algorithms.h algorithms/formats/pems_formats.h \
+ gen/pems_gen.h
+cli/cli.h:
+include/pems.h:
+include/bsp.h:
+algorithms/pems_algorithms.h:
+algorithms/formats/pems_formats.h:
+gen/pems_gen.h:

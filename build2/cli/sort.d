@@ -1,0 +1,10 @@
+build2/cli/sort.o: cli/sort.c cli/cli.h include/pems.h include/bsp.h \
+ algorithms/pems_algorithms.h algorithms/formats/pems_formats.h \
+ gen/pems_gen.h cli/sort_io.h
+cli/cli.h:
+include/pems.h:
+include/bsp.h:
+algorithms/pems_algorithms.h:
+algorithms/formats/pems_formats.h:
+gen/pems_gen.h:
+cli/sort_io.h:

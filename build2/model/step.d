@@ -1,0 +1,9 @@
+build2/model/step.o: model/step.c model/model_internal.h \
+ model/pems_model.h include/pems.h include/bsp.h \
+ algorithms/pems_algorithms.h algorithms/formats/pems_formats.h
+model/model_internal.h:
+model/pems_model.h:
+include/pems.h:
+include/bsp.h:
+algorithms/pems_algorithms.h:
+algorithms/formats/pems_formats.h:

@@ -1,0 +1,11 @@
+build2/pems/abort.o: pems/abort.c pems/rt.h pems/api/pems_rt.h \
+ include/pems.h include/bsp.h io/pems_io.h pems/tp.h pems/ckpt.h \
+ pems/sched_parts.h
+pems/rt.h:
+pems/api/pems_rt.h:
+include/pems.h:
+include/bsp.h:
+io/pems_io.h:
+pems/tp.h:
+pems/ckpt.h:
+pems/sched_parts.h:

@@ -1,0 +1,7 @@
+build2/pems/globals.o: pems/globals.c pems/rt.h pems/api/pems_rt.h \
+ include/pems.h include/bsp.h io/pems_io.h
+pems/rt.h:
+pems/api/pems_rt.h:
+include/pems.h:
+include/bsp.h:
+io/pems_io.h:
