@@ -519,6 +519,11 @@ static void rt_free(struct pems_rt *rt)
 	}
 }
 
+/* VP 0's engine after bsp_end serves it until the process exits and is
+ * never destroyed (run_post_bsp does not come back from swapcontext):
+ * held here so that it stays reachable, not only from a dead stack. */
+static struct pems_io *volatile post_io;
+
 /* VP 0 continues after bsp_end on the calling thread (BSPlib: code after
  * bsp_end runs on process 0 only). */
 static void run_post_bsp(struct pems_rt *rt)
@@ -532,6 +537,7 @@ static void run_post_bsp(struct pems_rt *rt)
 	mw.rt = rt;
 	if (engine_create(rt, &mw.io))
 		pems_fatal("cannot create an I/O engine");
+	post_io = mw.io;
 	pems_ctx_swap_in(&mw, vp, true);
 	pems_ctx_wait(&mw, vp);
 	tls_worker = &mw;
