@@ -30,11 +30,16 @@
 void __sanitizer_start_switch_fiber(void **fake_stack_save, const void *bottom, size_t size);
 void __sanitizer_finish_switch_fiber(void *fake_stack_save, const void **bottom_old,
 				     size_t *size_old);
+void __lsan_register_root_region(const void *p, size_t size);
 #define FIBER_START(save, lo, n) __sanitizer_start_switch_fiber((save), (lo), (n))
 #define FIBER_FINISH(save, lo, n) __sanitizer_finish_switch_fiber((save), (lo), (n))
+/* A parked stack no thread runs on is not scanned for pointers: name it
+ * a root so that what only it references is not reported as leaked. */
+#define FIBER_ROOT(lo, n) __lsan_register_root_region((lo), (n))
 #else
 #define FIBER_START(save, lo, n) ((void)(save), (void)(lo), (void)(n))
 #define FIBER_FINISH(save, lo, n) ((void)(save), (void)(lo), (void)(n))
+#define FIBER_ROOT(lo, n) ((void)(lo), (void)(n))
 #endif
 
 /*

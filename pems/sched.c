@@ -589,6 +589,10 @@ static void native_driver(void)
 	int rc;
 
 	FIBER_FINISH(NULL, &native.lo, &native.size);
+	/* main's stack stays parked while this driver runs and may exit the
+	 * process from here: what main's frames hold is still in use */
+	if (native.size)
+		FIBER_ROOT(native.lo, native.size);
 	rc = pems_rt_run(NULL, native.entry, native.arg, native.maxprocs);
 	fflush(stdout);
 	/* the run is over and the native VP did not go on after bsp_end
