@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/personality.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -60,6 +61,40 @@ static int read_all(const char *path, char **out, size_t *len, size_t max)
 	return 0;
 }
 
+/* The job that holds the output of checkpoint @dir (DIR = OUT.pems-ckpt,
+ * the lock OUT.pems-lock[.0]), or 0: a resume that finds no manifest may
+ * have come while another resume of the same checkpoint finishes, which
+ * removes the checkpoint before it renames OUT. */
+static long output_holder(const char *dir)
+{
+	static const char *const suffix[] = { ".pems-lock", ".pems-lock.0" };
+	size_t n = strlen(dir), k = strlen(".pems-ckpt");
+	char path[PATH_MAX + 32];
+	long holder = 0;
+	unsigned i;
+	int fd;
+
+	if (n <= k || strcmp(dir + n - k, ".pems-ckpt"))
+		return 0;
+	for (i = 0; i < 2 && !holder; i++) {
+		char pid[32] = "";
+		ssize_t r;
+
+		snprintf(path, sizeof(path), "%.*s%s", (int)(n - k), dir, suffix[i]);
+		fd = open(path, O_RDONLY | O_CLOEXEC);	/* never create one */
+		if (fd < 0)
+			continue;
+		if (flock(fd, LOCK_SH | LOCK_NB) && errno == EWOULDBLOCK) {
+			r = pread(fd, pid, sizeof(pid) - 1, 0);
+			pid[r > 0 ? r : 0] = 0;
+			holder = strtol(pid, NULL, 10);
+			holder = holder > 0 ? holder : -1;	/* held, PID unknown */
+		}
+		close(fd);
+	}
+	return holder;
+}
+
 static int load_file(const char *dir, const char *name, struct pems_manifest *m)
 {
 	char path[PATH_MAX + 64], err[128];
@@ -70,8 +105,17 @@ static int load_file(const char *dir, const char *name, struct pems_manifest *m)
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	rc = read_all(path, &text, &len, 64u << 20);
 	if (rc == -ENOENT && !strcmp(name, "manifest")) {
-		fprintf(stderr, "pems: error: resume: no checkpoint in %s (the run was stopped before its first checkpoint, or finished); start it again\n",
-			dir);
+		long pid = output_holder(dir);
+
+		if (pid > 0)
+			fprintf(stderr, "pems: error: resume: no checkpoint in %s: another job (PID %ld) resumed it first and is finishing; wait for it\n",
+				dir, pid);
+		else if (pid < 0)
+			fprintf(stderr, "pems: error: resume: no checkpoint in %s: another job resumed it first and is finishing; wait for it\n",
+				dir);
+		else
+			fprintf(stderr, "pems: error: resume: no checkpoint in %s (the run was stopped before its first checkpoint, or finished); start it again\n",
+				dir);
 		return rc;
 	}
 	if (rc) {
