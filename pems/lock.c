@@ -32,7 +32,7 @@ static long holder_pid(int fd)
 	ssize_t n;
 	int tries;
 
-	for (tries = 0; tries < 50; tries++) {
+	for (tries = 0; tries < 150; tries++) {
 		struct timespec ts = { 0, 2 * 1000 * 1000 };
 
 		n = pread(fd, buf, sizeof(buf) - 1, 0);
@@ -77,8 +77,10 @@ PEMS_API int pems_lock(const char *path, long *holder)
 	}
 	if (fd < 0)
 		return -EAGAIN;
+	/* write, then cut: the file is never empty while held, so a job
+	 * refused meanwhile reads a PID (after an exec, the same one) */
 	len = snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
-	if (ftruncate(fd, 0) || pwrite(fd, pid, (size_t)len, 0) != len) {
+	if (pwrite(fd, pid, (size_t)len, 0) != len || ftruncate(fd, len)) {
 		int rc = -errno;
 
 		close(fd);
