@@ -26,4 +26,8 @@ void pems_ckpt_file_forget(int h);
  * (0 or -EBUSY) */
 int pems_fio_restore(int h, int dfd, int bfd, bool direct);
 
+/* Whether a job holds the lock file @path, probed without creating it:
+ * its PID, -1 if held by an unknown PID, 0 if not held (lock.c). */
+long pems_lock_held(const char *path);
+
 #endif

@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/personality.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -72,25 +71,12 @@ static long output_holder(const char *dir)
 	char path[PATH_MAX + 32];
 	long holder = 0;
 	unsigned i;
-	int fd;
 
 	if (n <= k || strcmp(dir + n - k, ".pems-ckpt"))
 		return 0;
 	for (i = 0; i < 2 && !holder; i++) {
-		char pid[32] = "";
-		ssize_t r;
-
 		snprintf(path, sizeof(path), "%.*s%s", (int)(n - k), dir, suffix[i]);
-		fd = open(path, O_RDONLY | O_CLOEXEC);	/* never create one */
-		if (fd < 0)
-			continue;
-		if (flock(fd, LOCK_SH | LOCK_NB) && errno == EWOULDBLOCK) {
-			r = pread(fd, pid, sizeof(pid) - 1, 0);
-			pid[r > 0 ? r : 0] = 0;
-			holder = strtol(pid, NULL, 10);
-			holder = holder > 0 ? holder : -1;	/* held, PID unknown */
-		}
-		close(fd);
+		holder = pems_lock_held(path);
 	}
 	return holder;
 }

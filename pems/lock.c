@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "rt.h"
+#include "ckpt.h"
 
 /* The PID the holder wrote (0 if none yet: it is between flock and write). */
 static long holder_pid(int fd)
@@ -87,6 +88,21 @@ PEMS_API int pems_lock(const char *path, long *holder)
 		return rc ? rc : -EIO;
 	}
 	return fd;
+}
+
+long pems_lock_held(const char *path)
+{
+	long pid = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);	/* never create one */
+
+	if (fd < 0)
+		return 0;
+	if (flock(fd, LOCK_SH | LOCK_NB) && errno == EWOULDBLOCK) {
+		pid = holder_pid(fd);
+		pid = pid > 0 ? pid : -1;
+	}
+	close(fd);
+	return pid;
 }
 
 PEMS_API void pems_unlock(const char *path, int fd)
